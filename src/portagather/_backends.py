@@ -1,0 +1,186 @@
+"""The few things that need a backend's own mechanism.
+
+Everything else in portagather is written against the array API standard. What lives here:
+
+- how index values can be inspected: eagerly, inside a Dask task graph, through JAX's
+  ``checkify`` under tracing, or not at all (symbolic ndonnx arrays);
+- which integer width a backend's gather takes, and whether it has int64 at all;
+- whether a backend's ``take_along_axis`` is the better composition for batched gathers.
+
+None of these modules imports jax, torch or dask at import time; they are looked up in
+``sys.modules`` only when an array of theirs is already in hand.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import array_api_compat as aac
+import numpy as np
+
+from ._errors import python_value
+
+INT32_MAX = 2**31 - 1
+
+
+def _jax_tracer_type():
+    jax = sys.modules.get("jax")
+    return None if jax is None else jax.core.Tracer
+
+
+def is_traced(x) -> bool:
+    """True for a JAX tracer (under ``jit``, ``vmap``, ``grad``, ...)."""
+    tracer = _jax_tracer_type()
+    return tracer is not None and isinstance(x, tracer)
+
+
+def is_symbolic(x) -> bool:
+    """True for an ndonnx array that only describes a graph input (it has no values)."""
+    if not aac.is_ndonnx_array(x):
+        return False
+    try:
+        x.unwrap_numpy()
+    except ValueError:
+        return True
+    return False
+
+
+def values_visible(x) -> bool:
+    """Whether the values of index array `x` can be checked (now, or inside a task graph)."""
+    return not (is_traced(x) or is_symbolic(x))
+
+
+def has_int64(xp) -> bool:
+    """JAX without ``jax_enable_x64`` silently turns int64 into int32."""
+    if aac.is_jax_namespace(xp):
+        import jax
+
+        return bool(jax.config.read("jax_enable_x64"))
+    return True
+
+
+def wide_index_dtype(xp):
+    """The widest signed integer dtype the backend holds; index policies work in it."""
+    return xp.int64 if has_int64(xp) else xp.int32
+
+
+def flat_index_dtype(xp, largest: int):
+    """The dtype of the flat indices handed to the backend's ``take``.
+
+    int32 where `largest` fits, except where the gather takes int64 only (PyTorch, ndonnx) or
+    converts every other width to ``intp`` first (NumPy, where int32 would cost an extra pass).
+    """
+    if largest > INT32_MAX:
+        if not has_int64(xp):
+            raise ValueError(
+                f"the gather needs flat positions up to {largest}, more than int32 holds, and "
+                "JAX has no int64 without jax_enable_x64; enable it with "
+                "jax.config.update('jax_enable_x64', True) or gather from a smaller array"
+            )
+        return xp.int64
+    if aac.is_torch_namespace(xp) or aac.is_ndonnx_namespace(xp) or aac.is_numpy_namespace(xp):
+        return xp.int64
+    return xp.int32
+
+
+def prefers_take_along_axis(xp) -> bool:
+    """Whether batched gathers should keep their batch axes and use ``take_along_axis``.
+
+    JAX: a batch-preserving gather stays shard-local when the batch axis is sharded, where
+    flattening the batch into the gathered axis makes XLA insert collectives. Backends without
+    a broadcasting ``take_along_axis`` (Dask has none, ndonnx's does not broadcast) and NumPy,
+    where one ``take`` on flat indices is faster, compose with ``take``.
+    """
+    return aac.is_jax_namespace(xp) or aac.is_torch_namespace(xp)
+
+
+def enforce_lazily(xp, bad, values, report, result):
+    """Enforce the ``"error"`` policy where index values cannot be read now.
+
+    `bad` is a boolean array over index positions, `values` the caller's index array (its
+    leading axes match `bad`), `report` a :class:`~portagather._errors.BadIndex`. Dask: returns
+    `result`, made to raise the eager path's IndexError when it is computed. JAX tracing: adds
+    a ``checkify`` check. Symbolic ndonnx arrays: raises ValueError, as ONNX cannot raise.
+    """
+    if aac.is_dask_array(bad):
+        return _dask_checked(bad, values, report, result)
+    if is_traced(bad):
+        _jax_check(bad, values, report)
+        return result
+    raise ValueError(
+        'bad_indices="error" cannot be enforced on symbolic ndonnx arrays: ONNX has no '
+        'operator that raises at run time; pass bad_indices="ignore", "clip", "wrap" or '
+        '"unchecked"'
+    )
+
+
+def _jax_check(bad, values, report):
+    import jax.numpy as jnp
+    from jax import lax
+    from jax.experimental import checkify
+
+    first = jnp.argmax(jnp.reshape(bad, (-1,)))
+    coords = [jnp.asarray(c) for c in jnp.unravel_index(first, bad.shape)]
+    # dynamic_slice, not indexing: a traced index would add a second XLA gather.
+    extra = [0] if report.vector else []
+    sizes = [1] * bad.ndim + ([values.shape[-1]] if report.vector else [])
+    value = jnp.reshape(lax.dynamic_slice(values, [*coords, *extra], sizes), (-1,))
+    position = jnp.stack(coords) if coords else jnp.zeros((0,), dtype=first.dtype)
+    try:
+        checkify.check(~jnp.any(bad), report.template(), position=position, value=value)
+    except ValueError as err:
+        if "functionalized" not in str(err):
+            raise
+        raise ValueError(
+            'bad_indices="error" needs to read index values, which are traced here. Either '
+            "wrap the function with jax.experimental.checkify.checkify (a bad index then "
+            'comes back as a checkify error), or pass bad_indices="ignore", "clip", "wrap" '
+            'or "unchecked"'
+        ) from None
+
+
+def _dask_checked(bad, values, report, result):
+    """Make `result` raise the eager path's IndexError when it is computed.
+
+    Each block of `bad` finds its own first bad position; one small task picks the first in
+    C order and raises, and every block of `result` waits for that verdict.
+    """
+    import dask
+    import dask.array as da
+
+    if report.vector:  # one block holds whole index vectors
+        values = values.rechunk({values.ndim - 1: -1})
+    bad_blocks = np.asarray(bad.to_delayed(), dtype=object)
+    value_blocks = np.asarray(values.to_delayed(), dtype=object)
+    if report.vector:
+        value_blocks = value_blocks[..., 0]
+    starts = [np.cumsum((0, *chunks[:-1])) for chunks in bad.chunks]
+    parts = []
+    for block_index, bad_block in np.ndenumerate(bad_blocks):
+        offset = tuple(int(s[i]) for s, i in zip(starts, block_index, strict=True))
+        parts.append(
+            dask.delayed(_first_bad_in_block)(bad_block, value_blocks[block_index], offset, report)
+        )
+    verdict = dask.delayed(_raise_first_bad)(parts, report)
+    verdict_array = da.from_delayed(verdict, shape=(), dtype=bool)
+    return da.map_blocks(_first_argument, result, verdict_array, dtype=result.dtype)
+
+
+def _first_bad_in_block(bad_block, value_block, offset, report):
+    hits = np.argwhere(np.asarray(bad_block))
+    if hits.shape[0] == 0:
+        return None
+    local = tuple(int(h) for h in hits[0])
+    position = tuple(o + h for o, h in zip(offset, local, strict=True))
+    return position, python_value(np.asarray(value_block), local, report.vector)
+
+
+def _raise_first_bad(parts, report):
+    found = [p for p in parts if p is not None]
+    if found:
+        report.raise_at(*min(found))
+    return True
+
+
+def _first_argument(block, _verdict):
+    return block

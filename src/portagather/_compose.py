@@ -1,0 +1,53 @@
+"""The one gather primitive every operation reduces to, composed from the standard's ``take``."""
+
+from __future__ import annotations
+
+import math
+
+import array_api_compat as aac
+
+from ._backends import prefers_take_along_axis
+
+
+def take_along(xp, x, indices, axis: int):
+    """``take_along_axis`` with broadcasting, for indices already in ``[0, x.shape[axis])``.
+
+    `x` and `indices` have the same rank and broadcast against each other on every axis but
+    `axis`. Three compositions, all one gather:
+
+    - the indices vary along `axis` only: one ``take`` on `x` as it is;
+    - the backend prefers it (see ``prefers_take_along_axis``): its ``take_along_axis``,
+      which keeps batch axes as axes;
+    - otherwise: one ``take`` on `x` reshaped to ``(lead, middle, tail)``, with flat indices
+      into the middle block. Leading and trailing axes along which the indices do not vary
+      stay out of the index arithmetic, so the flat index array is never larger than needed.
+    """
+    ndim = x.ndim
+    varying = [d for d in range(ndim) if d != axis and indices.shape[d] != 1]
+    if not varying:
+        return xp.take(x, xp.reshape(indices, (-1,)), axis=axis)
+    if prefers_take_along_axis(xp):
+        return xp.take_along_axis(x, indices, axis=axis)
+
+    out_shape = tuple(
+        x.shape[d] if d != axis and indices.shape[d] == 1 else indices.shape[d] for d in range(ndim)
+    )
+    lead = min(axis, varying[0])
+    stop = max(axis, varying[-1]) + 1
+    middle = x.shape[lead:stop]
+    # Row-major strides of the middle block; zero where x is broadcast (size 1).
+    strides = [math.prod(middle[k + 1 :]) for k in range(len(middle))]
+    flat = indices if strides[axis - lead] == 1 else indices * strides[axis - lead]
+    flat = xp.reshape(flat, indices.shape[lead:stop])
+    device = aac.device(x)
+    for k, d in enumerate(range(lead, stop)):
+        if d == axis or x.shape[d] == 1 or out_shape[d] == 1:
+            continue
+        shape = [1] * len(middle)
+        shape[k] = out_shape[d]
+        position = xp.arange(out_shape[d], dtype=indices.dtype, device=device)
+        flat = flat + xp.reshape(position, tuple(shape)) * strides[k]
+    flat = xp.broadcast_to(flat, out_shape[lead:stop])
+    blocks = (math.prod(x.shape[:lead]), math.prod(middle), math.prod(x.shape[stop:]))
+    gathered = xp.take(xp.reshape(x, blocks), xp.reshape(flat, (-1,)), axis=1)
+    return xp.reshape(gathered, out_shape)

@@ -1,0 +1,140 @@
+"""What every operation shares once its shapes are planned: the bad-index policy and flat indices.
+
+Each public operation validates its arguments, describes its gather as a :class:`Plan`, and
+hands over here. This module turns the caller's index components into one flat index array
+(applying the policy on the way), lets the plan's ``compose`` do the single gather, and masks
+ignored slices.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import array_api_compat as aac
+
+from ._arrays import fill_array, to_wide
+from ._backends import (
+    enforce_lazily,
+    flat_index_dtype,
+    is_symbolic,
+    is_traced,
+    wide_index_dtype,
+)
+from ._errors import BadIndex, raise_first_bad
+from ._policy import component_in_range, fix_component, resolve_default
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One gather, as planned from static shapes.
+
+    sizes
+        Length of the axis each index component addresses (one entry per component).
+    strides
+        Flat stride of each component within the gathered block.
+    vector
+        True when the components lie along the index array's last axis (``gather_nd``).
+    allow_negative
+        Whether ``[-n, 0)`` counts from the end (``gather_d``, ``take_along_axis``).
+    out_shape
+        Shape of the result.
+    keep_shape
+        Shape that the per-index-vector mask takes to broadcast against the result.
+    largest
+        Largest flat position ``compose`` may be handed; it sets the index width.
+    compose
+        Takes the flat indices (shape of the index grid) and returns the gathered result.
+    report
+        How a bad index is described.
+    """
+
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+    vector: bool
+    allow_negative: bool
+    out_shape: tuple[int, ...]
+    keep_shape: tuple[int, ...]
+    largest: int
+    compose: Callable
+    report: BadIndex
+
+
+def run(xp, data, indices, plan: Plan, policy: str, fill_value):
+    """Apply `policy` to `indices`, gather as `plan` says, and return the result."""
+    device = aac.device(data)
+    if math.prod(plan.out_shape) == 0:
+        # Nothing is read, so nothing can be out of range, even when data is empty.
+        return xp.zeros(plan.out_shape, dtype=data.dtype, device=device)
+    traced = is_traced(indices) or is_symbolic(indices)
+    policy = resolve_default(policy, values_visible=not traced)
+    if 0 in plan.sizes:
+        if policy == "ignore":
+            fill = fill_array(xp, fill_value, data.dtype, device)
+            return xp.asarray(xp.broadcast_to(fill, plan.out_shape), copy=True)
+        raise IndexError(plan.report.empty_axis_text())
+    flat_dtype = flat_index_dtype(xp, plan.largest)
+
+    values = to_wide(xp, indices, wide_index_dtype(xp))
+    if plan.vector:
+        components = [values[..., j] for j in range(len(plan.sizes))]
+    else:
+        components = [values]
+    lazy_bad = keep = None
+    if policy == "error":
+        if traced or aac.is_dask_array(values):
+            bad = ~_in_range(xp, values, components, plan)
+            if aac.is_dask_array(bad):
+                lazy_bad = bad
+            else:
+                enforce_lazily(xp, bad, indices, plan.report, None)
+            policy = "unchecked"  # the check stands apart; compute safely meanwhile
+        elif _any_out_of_range(xp, components, plan):
+            raise_first_bad(xp, ~_in_range(xp, values, components, plan), indices, plan.report)
+    elif policy == "ignore":
+        keep = _in_range(xp, values, components, plan)
+
+    flat = None
+    for component, n, stride in zip(components, plan.sizes, plan.strides, strict=True):
+        term = fix_component(xp, component, n, policy, plan.allow_negative)
+        term = term if stride == 1 else term * stride
+        flat = term if flat is None else flat + term
+    if flat is None:  # index depth 0: every index vector selects the whole block
+        grid = values.shape[:-1] if plan.vector else values.shape
+        flat = xp.zeros(grid, dtype=values.dtype, device=device)
+    if keep is not None:
+        flat = xp.where(keep, flat, 0)
+    elif policy == "unchecked":
+        # One clamp of the flat index keeps every read inside the array.
+        flat = xp.clip(flat, 0, math.prod(plan.sizes) - 1)
+    flat = xp.astype(flat, flat_dtype, copy=False)
+
+    out = plan.compose(flat)
+    if keep is not None:
+        fill = fill_array(xp, fill_value, data.dtype, device)
+        out = xp.where(xp.reshape(keep, plan.keep_shape), out, fill)
+    if lazy_bad is not None:
+        out = enforce_lazily(xp, lazy_bad, indices, plan.report, out)
+    return out
+
+
+def _any_out_of_range(xp, components, plan: Plan) -> bool:
+    """Eager check in two reductions per component, with no temporary arrays."""
+    for component, n in zip(components, plan.sizes, strict=True):
+        low = -n if plan.allow_negative else 0
+        if int(xp.min(component)) < low or int(xp.max(component)) >= n:
+            return True
+    return False
+
+
+def _in_range(xp, values, components, plan: Plan):
+    """Boolean array over index vectors: True where every component is valid."""
+    mask = None
+    for component, n in zip(components, plan.sizes, strict=True):
+        valid = component_in_range(xp, component, n, plan.allow_negative)
+        mask = valid if mask is None else mask & valid
+    if mask is None:
+        grid = values.shape[:-1] if plan.vector else values.shape
+        mask = xp.ones(grid, dtype=xp.bool, device=aac.device(values))
+    return mask
