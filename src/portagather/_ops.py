@@ -297,7 +297,7 @@ def gather_d(x, dim, index, *, bad_indices="error", fill_value=0):
     n = shape[dim]
     subject = f"x of shape {shape}"
     block = tuple(slice(None) if d == dim else slice(0, index_shape[d]) for d in range(rank))
-    leading = (*index_shape[:dim], n, *index_shape[dim + 1:])
+    leading = (*index_shape[:dim], n, *index_shape[dim + 1 :])
 
     def compose(flat):
         data = x if leading == shape else x[block]

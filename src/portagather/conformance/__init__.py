@@ -1,0 +1,1 @@
+"""The conformance suite and its plain-loop references."""

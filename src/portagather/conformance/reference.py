@@ -1,0 +1,141 @@
+"""Plain-loop references for the four operations, written from SPEC.md and nothing else.
+
+They walk every output position with Python loops over NumPy arrays and share no code with
+portagather's implementation, so that tests compare against an independent answer. Each
+returns a NumPy array or raises ``IndexError`` as the ``"error"`` policy should (``"unchecked"``
+is not modelled: its values for bad indices are unspecified).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+_ALIASES = {"ERROR": "error", "IGNORE": "ignore", "": "error", "DEFAULT": "error"}
+
+
+def _policy(bad_indices: str) -> str:
+    return _ALIASES.get(bad_indices, bad_indices)
+
+
+def _fix(value: int, n: int, policy: str, allow_negative: bool):
+    """The in-range value for one component, or None for a bad one under error/ignore."""
+    value = int(value)
+    low = -n if allow_negative else 0
+    if policy in ("error", "ignore", "unchecked"):
+        if not low <= value < n:
+            return None
+        return value + n if value < 0 else value
+    if n == 0:
+        return None
+    if policy == "wrap":
+        return value % n
+    if allow_negative and value < 0:
+        value += n
+    return min(max(value, 0), n - 1)
+
+
+def _fill(dtype, fill_value):
+    if isinstance(fill_value, int | float) and not isinstance(fill_value, bool) and fill_value == 0:
+        return np.zeros((), dtype=dtype)[()]
+    return np.asarray(fill_value).astype(dtype)[()]
+
+
+def _bad(policy: str, where: str):
+    if policy == "ignore":
+        return None
+    raise IndexError(where)
+
+
+def ref_gather_nd(params, indices, batch_dims=0, bad_indices="error", fill_value=0):
+    params, indices = np.asarray(params), np.asarray(indices)
+    policy, b = _policy(bad_indices), batch_dims
+    depth = indices.shape[-1]
+    out_shape = params.shape[:b] + indices.shape[b:-1] + params.shape[b + depth :]
+    out = np.empty(out_shape, dtype=params.dtype)
+    if out.size == 0:
+        return out
+    fill = _fill(params.dtype, fill_value)
+    for position in itertools.product(*(range(s) for s in indices.shape[:-1])):
+        vector = indices[position]
+        fixed = [
+            _fix(vector[j], params.shape[b + j], policy, allow_negative=False) for j in range(depth)
+        ]
+        if any(c is None for c in fixed):
+            _bad(policy, f"indices{list(position)} = {vector.tolist()}")
+            out[position] = fill
+        else:
+            out[position] = params[position[:b] + tuple(fixed)]
+    return out
+
+
+def ref_gather(params, indices, axis=None, batch_dims=0, bad_indices="error", fill_value=0):
+    params, indices = np.asarray(params), np.asarray(indices)
+    policy = _policy(bad_indices)
+    b = batch_dims + indices.ndim if batch_dims < 0 else batch_dims
+    axis = b if axis is None else axis
+    axis = axis + params.ndim if axis < 0 else axis
+    n = params.shape[axis]
+    out_shape = params.shape[:axis] + indices.shape[b:] + params.shape[axis + 1 :]
+    out = np.empty(out_shape, dtype=params.dtype)
+    if out.size == 0:
+        return out
+    fill = _fill(params.dtype, fill_value)
+    q = indices.ndim
+    for position in itertools.product(*(range(s) for s in out_shape)):
+        batch = position[:b]
+        outer = position[b:axis]
+        grid = position[axis : axis + q - b]
+        inner = position[axis + q - b :]
+        value = _fix(indices[batch + grid], n, policy, allow_negative=False)
+        if value is None:
+            _bad(policy, f"indices{list(batch + grid)} = {int(indices[batch + grid])}")
+            out[position] = fill
+        else:
+            out[position] = params[batch + outer + (value,) + inner]
+    return out
+
+
+def ref_gather_d(x, dim, index, bad_indices="error", fill_value=0):
+    x, index = np.asarray(x), np.asarray(index)
+    policy = _policy(bad_indices)
+    dim = dim + x.ndim if dim < 0 else dim
+    out = np.empty(index.shape, dtype=x.dtype)
+    if out.size == 0:
+        return out
+    fill = _fill(x.dtype, fill_value)
+    for position in itertools.product(*(range(s) for s in index.shape)):
+        value = _fix(index[position], x.shape[dim], policy, allow_negative=True)
+        if value is None:
+            _bad(policy, f"index{list(position)} = {int(index[position])}")
+            out[position] = fill
+        else:
+            out[position] = x[position[:dim] + (value,) + position[dim + 1 :]]
+    return out
+
+
+def ref_take_along_axis(x, indices, axis=-1, bad_indices="error", fill_value=0):
+    x, indices = np.asarray(x), np.asarray(indices)
+    policy = _policy(bad_indices)
+    axis = axis + x.ndim if axis < 0 else axis
+    out_shape = tuple(
+        indices.shape[d]
+        if d == axis
+        else (x.shape[d] if indices.shape[d] == 1 else indices.shape[d])
+        for d in range(x.ndim)
+    )
+    out = np.empty(out_shape, dtype=x.dtype)
+    if out.size == 0:
+        return out
+    fill = _fill(x.dtype, fill_value)
+    for position in itertools.product(*(range(s) for s in out_shape)):
+        at_index = tuple(0 if indices.shape[d] == 1 else p for d, p in enumerate(position))
+        value = _fix(indices[at_index], x.shape[axis], policy, allow_negative=True)
+        if value is None:
+            _bad(policy, f"indices{list(at_index)} = {int(indices[at_index])}")
+            out[position] = fill
+        else:
+            source = tuple(0 if x.shape[d] == 1 else p for d, p in enumerate(position))
+            out[position] = x[source[:axis] + (value,) + source[axis + 1 :]]
+    return out
