@@ -13,6 +13,7 @@ None of these modules imports jax, torch or dask at import time; they are looked
 
 from __future__ import annotations
 
+import os
 import sys
 
 import array_api_compat as aac
@@ -29,9 +30,24 @@ def _jax_tracer_type():
 
 
 def is_traced(x) -> bool:
-    """True for a JAX tracer (under ``jit``, ``vmap``, ``grad``, ...)."""
+    """Whether the values of JAX array `x` are out of reach of Python here.
+
+    True for a tracer (under ``jit``, ``vmap``, ``grad``, ...), and also for a concrete JAX
+    array while a staging trace (``jit``, ``checkify``, ``eval_shape``) is active: an index
+    list or a closed-over array inside a jitted function is concrete, but every operation on
+    it is staged, so a reduction of it cannot be read either. Under ``grad`` and ``vmap``
+    alone, operations on concrete arrays stay concrete, and so does this answer.
+    """
     tracer = _jax_tracer_type()
-    return tracer is not None and isinstance(x, tracer)
+    if tracer is None:
+        return False
+    if isinstance(x, tracer):
+        return True
+    if not aac.is_jax_array(x):
+        return False
+    import jax.numpy as jnp
+
+    return isinstance(jnp.zeros((), dtype=bool), tracer)
 
 
 def is_symbolic(x) -> bool:
@@ -115,6 +131,13 @@ def enforce_lazily(xp, bad, values, report, result):
 
 
 def _jax_check(bad, values, report):
+    if not _under_checkify():
+        raise ValueError(
+            'bad_indices="error" needs to read index values, which are traced here. Either '
+            "wrap the function with jax.experimental.checkify.checkify (a bad index then "
+            'comes back as a checkify error), or pass bad_indices="ignore", "clip", "wrap" '
+            'or "unchecked"'
+        )
     import jax.numpy as jnp
     from jax import lax
     from jax.experimental import checkify
@@ -125,18 +148,44 @@ def _jax_check(bad, values, report):
     extra = [0] if report.vector else []
     sizes = [1] * bad.ndim + ([values.shape[-1]] if report.vector else [])
     value = jnp.reshape(lax.dynamic_slice(values, [*coords, *extra], sizes), (-1,))
-    position = jnp.stack(coords) if coords else jnp.zeros((0,), dtype=first.dtype)
-    try:
-        checkify.check(~jnp.any(bad), report.template(), position=position, value=value)
-    except ValueError as err:
-        if "functionalized" not in str(err):
-            raise
-        raise ValueError(
-            'bad_indices="error" needs to read index values, which are traced here. Either '
-            "wrap the function with jax.experimental.checkify.checkify (a bad index then "
-            'comes back as a checkify error), or pass bad_indices="ignore", "clip", "wrap" '
-            'or "unchecked"'
-        ) from None
+    message, arguments = _checkify_message(report, coords, value)
+    checkify.check(~jnp.any(bad), message, **arguments)
+
+
+def _checkify_message(report, coords, value):
+    """The eager path's IndexError text, as a ``checkify`` format string and its arguments.
+
+    One scalar argument per coordinate and per component, so that the message prints like
+    the eager one (``indices[2, 0] = [7, 1] ...``), not as NumPy arrays (``[2 0]``).
+    """
+    # Private-use characters stand for the fields while the rest of the text is escaped.
+    field = "\ue000{}\ue001"
+    position = tuple(field.format(f"p{k}") for k in range(len(coords)))
+    components = [field.format(f"v{j}") for j in range(value.shape[0])]
+    shown = "[" + ", ".join(components) + "]" if report.vector else components[0]
+    text = report.text(position, shown).replace("{", "{{").replace("}", "}}")
+    text = text.replace("\ue000", "{").replace("\ue001", "}")
+    arguments = {f"p{k}": c for k, c in enumerate(coords)}
+    arguments.update({f"v{j}": value[j] for j in range(value.shape[0])})
+    return text, arguments
+
+
+def _under_checkify() -> bool:
+    """Whether the current trace runs inside ``checkify.checkify``.
+
+    A traced ``checkify.check`` outside ``checkify`` fails only when the function is lowered,
+    with JAX's own message; the tracers look the same either way. ``checkify`` is on the call
+    stack whenever it is tracing the caller's function, so look there.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename.endswith(_CHECKIFY_SOURCE):
+            return True
+        frame = frame.f_back
+    return False
+
+
+_CHECKIFY_SOURCE = os.path.join("jax", "_src", "checkify.py")
 
 
 def _dask_checked(bad, values, report, result):

@@ -1,0 +1,59 @@
+"""Running one call through portagather on a backend and through the loop reference."""
+
+from __future__ import annotations
+
+import array_api_compat as aac
+import numpy as np
+
+import portagather as pg
+from portagather.conformance import reference
+
+OPERATIONS = {
+    "gather_nd": (pg.gather_nd, reference.ref_gather_nd),
+    "gather": (pg.gather, reference.ref_gather),
+    "gather_d": (pg.gather_d, reference.ref_gather_d),
+    "take_along_axis": (pg.take_along_axis, reference.ref_take_along_axis),
+}
+
+
+def _apply(function, op, data, indices, options):
+    if op == "gather_d":
+        options = dict(options)
+        dim = options.pop("dim")
+        return function(data, dim, indices, **options)
+    return function(data, indices, **options)
+
+
+def call(backend, op: str, data, indices, index_dtype="int64", **options):
+    """Run `op` on `backend` with NumPy inputs; return the result as NumPy.
+
+    Also checks that the result has data's namespace and dtype.
+    """
+    data_b = backend.asarray(data)
+    indices_b = backend.asarray(indices, dtype=index_dtype)
+    result = _apply(OPERATIONS[op][0], op, data_b, indices_b, options)
+    assert aac.array_namespace(result) is aac.array_namespace(data_b)
+    assert result.dtype == data_b.dtype
+    return backend.to_numpy(result)
+
+
+def expected(backend, op: str, data, indices, index_dtype="int64", **options):
+    """The loop reference on the data as `backend` holds it (JAX may narrow dtypes)."""
+    data_np = backend.to_numpy(backend.asarray(data))
+    indices_np = backend.to_numpy(backend.asarray(indices, dtype=index_dtype))
+    return _apply(OPERATIONS[op][1], op, data_np, indices_np, options)
+
+
+def check(backend, op: str, data, indices, index_dtype="int64", **options):
+    """Assert that portagather on `backend` equals the loop reference, exactly."""
+    wanted = expected(backend, op, data, indices, index_dtype, **options)
+    actual = call(backend, op, data, indices, index_dtype, **options)
+    assert_same(actual, wanted)
+    return actual
+
+
+def assert_same(actual, wanted):
+    """Exact equality of values, shape and dtype (NaNs compare equal)."""
+    assert actual.shape == wanted.shape, (actual.shape, wanted.shape)
+    assert actual.dtype == wanted.dtype, (actual.dtype, wanted.dtype)
+    np.testing.assert_array_equal(actual, wanted, strict=True)
