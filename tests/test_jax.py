@@ -1,0 +1,530 @@
+"""portagather under JAX's transformations: jit, vmap, grad/jvp/vjp and checkify.
+
+Every value is compared with an independent answer: the plain-loop references of
+``portagather.conformance.reference``, gradients built here with ``jnp.zeros(...).at[...].add``,
+and TensorFlow's ``GradientTape`` where TensorFlow is installed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+from jax.experimental import checkify  # noqa: E402
+
+import portagather as pg  # noqa: E402
+from portagather.conformance.reference import (  # noqa: E402
+    ref_gather,
+    ref_gather_d,
+    ref_gather_nd,
+    ref_take_along_axis,
+)
+
+NON_ERROR = ("ignore", "clip", "wrap")
+X64 = pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    shape: tuple[int, ...]
+    valid: list  # in range, with duplicates (their gradients add up)
+    bad: list  # some out of range; the first bad one in C order is `where` = `value`
+    where: str
+    value: str
+    kwargs: dict
+
+    def call(self, params, indices, policy, fill_value=0):
+        op = getattr(pg, self.op)
+        if self.op == "gather_d":
+            return op(
+                params, self.kwargs["dim"], indices, bad_indices=policy, fill_value=fill_value
+            )
+        return op(params, indices, bad_indices=policy, fill_value=fill_value, **self.kwargs)
+
+    def ref(self, params, indices, policy, fill_value=0):
+        params, indices = np.asarray(params), np.asarray(indices)
+        if self.op == "gather_nd":
+            return ref_gather_nd(params, indices, bad_indices=policy, fill_value=fill_value,
+                                 **self.kwargs)  # fmt: skip
+        if self.op == "gather":
+            return ref_gather(params, indices, bad_indices=policy, fill_value=fill_value,
+                              **self.kwargs)  # fmt: skip
+        if self.op == "gather_d":
+            return ref_gather_d(params, self.kwargs["dim"], indices, policy, fill_value)
+        return ref_take_along_axis(params, indices, bad_indices=policy, fill_value=fill_value,
+                                   **self.kwargs)  # fmt: skip
+
+    @property
+    def op(self) -> str:
+        return self.name.split("[")[0]
+
+
+CASES = [
+    Case("gather_nd", (3, 4, 2),
+         [[[0, 1], [2, 3]], [[0, 1], [1, 0]]],
+         [[[0, 1], [3, 0]], [[0, 1], [1, -1]]], "[0, 1]", "[3, 0]", {}),
+    Case("gather_nd[batch_dims=1]", (2, 3, 4),
+         [[[2], [0], [2]], [[1], [1], [0]]],
+         [[[2], [0], [3]], [[1], [-1], [0]]], "[0, 2]", "[3]", {"batch_dims": 1}),
+    Case("gather", (3, 4, 2),
+         [[3, 0, 3], [1, 2, 0]],
+         [[3, 0, 4], [1, -1, 0]], "[0, 2]", "4", {"axis": 1}),
+    Case("gather[batch_dims=1]", (2, 4, 3),
+         [[0, 3, 3, 1], [2, 2, 1, 0]],
+         [[0, 3, 5, 1], [2, 2, 1, -7]], "[0, 2]", "5", {"axis": 1, "batch_dims": 1}),
+    Case("gather_d", (3, 4),
+         [[0, 3, -1, 2, 2], [1, -4, 0, 0, 3]],
+         [[0, 3, -1, 4, 2], [1, -5, 0, 0, 3]], "[0, 3]", "4", {"dim": 1}),
+    Case("take_along_axis", (3, 4, 2),
+         [[[0, 3], [-1, 1], [1, 1]]],
+         [[[0, 3], [-1, 4], [1, 1]]], "[0, 1, 1]", "4", {"axis": 1}),
+]  # fmt: skip
+CASE_IDS = [c.name for c in CASES]
+cases = pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+
+
+def params_for(case: Case, x64: bool):
+    """Distinct values, so that a read from the wrong position shows."""
+    dtype = np.float64 if x64 else np.float32
+    return (np.arange(np.prod(case.shape), dtype=dtype).reshape(case.shape) + 1) * 1.5
+
+
+def index_array(values, x64: bool):
+    return jnp.asarray(np.asarray(values, dtype=np.int64 if x64 else np.int32))
+
+
+def read_positions(case: Case, indices, policy: str):
+    """For every output element, the flat params position it reads (-1 where ignored)."""
+    positions = np.arange(np.prod(case.shape), dtype=np.int64).reshape(case.shape)
+    return case.ref(positions, np.asarray(indices), policy, fill_value=-1)
+
+
+def scatter_add_reference(case: Case, indices, policy: str, cotangent):
+    """TensorFlow's gradient: the cotangent added into zeros at the positions read."""
+    positions = jnp.asarray(read_positions(case, indices, policy).reshape(-1))
+    kept = positions >= 0
+    flat = jnp.zeros(int(np.prod(case.shape)), dtype=cotangent.dtype)
+    flat = flat.at[jnp.where(kept, positions, 0)].add(
+        jnp.where(kept, jnp.reshape(cotangent, (-1,)), 0)
+    )
+    return flat.reshape(case.shape)
+
+
+def indices_for(case: Case, policy: str):
+    """`unchecked` promises valid indices; every other policy gets bad ones."""
+    return case.valid if policy == "unchecked" else case.bad
+
+
+# --------------------------------------------------------------------------------------- jit
+
+
+@X64
+@cases
+@pytest.mark.parametrize("policy", [*NON_ERROR, "unchecked", "", "DEFAULT", "IGNORE"])
+def test_jit_matches_reference(case, policy, x64):
+    with jax.enable_x64(x64):
+        params = params_for(case, x64)
+        indices = indices_for(case, policy)
+        f = jax.jit(lambda p, i: case.call(p, i, policy, fill_value=-2))
+        out = f(jnp.asarray(params), index_array(indices, x64))
+        # "" and "DEFAULT" are TensorFlow's default: "ignore" where values are traced.
+        expected_policy = "ignore" if policy in ("", "DEFAULT", "IGNORE") else policy
+        expected = case.ref(params, indices, expected_policy, fill_value=-2)
+        assert out.dtype == params.dtype
+        np.testing.assert_array_equal(np.asarray(out), expected)
+
+
+@pytest.mark.parametrize(
+    ("case", "x64"),
+    [(c, False) for c in CASES] + [(CASES[0], True), (CASES[4], True)],
+    ids=[*CASE_IDS, "gather_nd-x64", "gather_d-x64"],
+)
+def test_jit_error_under_checkify(case, x64):
+    with jax.enable_x64(x64):
+        params = jnp.asarray(params_for(case, x64))
+        f = jax.jit(checkify.checkify(lambda p, i: case.call(p, i, "error")))
+        err, out = f(params, index_array(case.valid, x64))
+        assert err.get() is None
+        np.testing.assert_array_equal(out, case.ref(params, case.valid, "error"))
+
+        err, _ = f(params, index_array(case.bad, x64))
+        message = err.get()
+        assert message is not None
+        assert f"[{case.where[1:-1]}] = {case.value} " in message
+        # The same words as the eager IndexError.
+        with pytest.raises(IndexError) as eager:
+            case.call(params, index_array(case.bad, x64), "error")
+        assert message == f"{eager.value} (`check` failed)"
+        with pytest.raises(checkify.JaxRuntimeError, match=r"\(`check` failed\)"):
+            err.throw()
+
+
+@cases
+def test_error_unwrapped_names_both_ways_out(case):
+    params = jnp.asarray(params_for(case, False))
+    indices = index_array(case.valid, False)
+    f = lambda p, i: case.call(p, i, "error")  # noqa: E731
+    for g, args in [
+        (jax.jit(f), (params, indices)),
+        (jax.vmap(f, in_axes=(None, 0)), (params, indices[None])),
+        (jax.jit(jax.vmap(f)), (params[None], indices[None])),
+        (jax.grad(lambda p, i: jnp.sum(jax.jit(f)(p, i))), (params, indices)),
+        (lambda p, i: jax.eval_shape(f, p, i), (params, indices)),
+    ]:
+        with pytest.raises(ValueError) as err:
+            g(*args)
+        text = str(err.value)
+        assert "checkify.checkify" in text, text
+        assert 'bad_indices="ignore", "clip", "wrap" or "unchecked"' in text, text
+
+
+# ---------------------------------------------------------------------- HLO: one gather only
+
+
+def lowered_text(f, *args) -> str:
+    return jax.jit(f).lower(*args).as_text()
+
+
+@X64
+@cases
+@pytest.mark.parametrize("policy", ["error", *NON_ERROR, "unchecked", ""])
+def test_jit_lowers_to_exactly_one_gather(case, policy, x64):
+    with jax.enable_x64(x64):
+        params = jnp.asarray(params_for(case, x64))
+        indices = index_array(case.valid, x64)
+        f = lambda p, i: case.call(p, i, policy)  # noqa: E731
+        if policy == "error":
+            f = checkify.checkify(f)
+        text = lowered_text(f, params, indices)
+    # `#stablehlo.gather<` is the attribute; `"stablehlo.gather"(` the operation.
+    assert text.count('"stablehlo.gather"(') == 1, text
+    for absent in ("stablehlo.while", "stablehlo.scatter", "custom_call", "callback"):
+        assert absent not in text, (absent, text)
+
+
+def test_grad_lowers_to_one_gather_and_one_scatter():
+    case = CASES[0]
+    params = jnp.asarray(params_for(case, False))
+    indices = index_array(case.valid, False)
+    text = lowered_text(
+        jax.grad(lambda p, i: jnp.sum(case.call(p, i, "ignore") ** 2)), params, indices
+    )
+    assert text.count('"stablehlo.gather"(') == 1
+    assert text.count('"stablehlo.scatter"(') == 1
+
+
+# -------------------------------------------------------------------------------------- vmap
+
+VMAP_POLICIES = [*NON_ERROR, "unchecked"]
+
+
+def batched_params(case: Case, x64: bool, batch: int = 3):
+    base = params_for(case, x64)
+    return np.stack([base * (k + 1) - k for k in range(batch)])
+
+
+def batched_indices(case: Case, policy: str, batch: int = 3):
+    """A batch of index arrays: the case's own, then the valid ones, then the bad ones."""
+    first = np.asarray(indices_for(case, policy))
+    return np.stack([first, np.asarray(case.valid), first][:batch])
+
+
+@cases
+@pytest.mark.parametrize("policy", VMAP_POLICIES)
+@pytest.mark.parametrize("over", ["params", "indices", "both", "nested"])
+def test_vmap_matches_loop(case, policy, over):
+    params_b = batched_params(case, False)
+    indices_b = batched_indices(case, policy)
+    f = lambda p, i: case.call(p, i, policy, fill_value=7)  # noqa: E731
+    params0, indices0 = params_b[0], np.asarray(indices_for(case, policy))
+    if over == "params":
+        out = jax.vmap(f, in_axes=(0, None))(jnp.asarray(params_b), index_array(indices0, False))
+        expected = np.stack([case.ref(p, indices0, policy, 7) for p in params_b])
+    elif over == "indices":
+        out = jax.vmap(f, in_axes=(None, 0))(jnp.asarray(params0), index_array(indices_b, False))
+        expected = np.stack([case.ref(params0, i, policy, 7) for i in indices_b])
+    elif over == "both":
+        out = jax.vmap(f)(jnp.asarray(params_b), index_array(indices_b, False))
+        expected = np.stack(
+            [case.ref(p, i, policy, 7) for p, i in zip(params_b, indices_b, strict=True)]
+        )
+    else:  # two levels: params vary on the outer, indices on the inner axis
+        g = jax.vmap(jax.vmap(f, in_axes=(None, 0)), in_axes=(0, None))
+        out = g(jnp.asarray(params_b[:2]), index_array(indices_b, False))
+        expected = np.stack(
+            [np.stack([case.ref(p, i, policy, 7) for i in indices_b]) for p in params_b[:2]]
+        )
+    np.testing.assert_array_equal(np.asarray(out), expected)
+
+
+@cases
+def test_vmap_default_policy(case):
+    """`""` is "ignore" once the indices are batched (traced), "error" while they are concrete."""
+    params = jnp.asarray(params_for(case, False))
+    indices_b = batched_indices(case, "ignore")
+    out = jax.vmap(lambda i: case.call(params, i, ""))(index_array(indices_b, False))
+    expected = np.stack([case.ref(params, i, "ignore") for i in indices_b])
+    np.testing.assert_array_equal(np.asarray(out), expected)
+    # Batched params, concrete indices: the indices are checked when the call is made.
+    with pytest.raises(IndexError, match=r"out of range|does not index"):
+        jax.vmap(lambda p: case.call(p, index_array(case.bad, False), ""))(params[None])
+
+
+@cases
+def test_vmap_error_under_checkify(case):
+    params = jnp.asarray(params_for(case, False))
+    indices_b = index_array(np.stack([case.valid, case.valid, case.bad]), False)
+    f = lambda i: case.call(params, i, "error")  # noqa: E731
+
+    outer = jax.jit(checkify.checkify(jax.vmap(f)))
+    err, _ = outer(indices_b)
+    message = err.get()
+    assert message is not None and f"{case.where[:-1]}] = {case.value} " in message
+
+    err, _ = jax.jit(jax.vmap(checkify.checkify(f)))(indices_b)
+    message = err.get()
+    assert message.startswith("at mapped index 2: ")
+    assert f"{case.where[:-1]}] = {case.value} " in message
+
+    err, out = outer(indices_b.at[2].set(indices_b[1]))
+    assert err.get() is None
+    np.testing.assert_array_equal(np.asarray(out[1]), case.ref(params, case.valid, "error"))
+
+
+def test_vmap_checkify_scalar_index_message():
+    """Per-example 0-d indices: the position prints as the eager path prints it."""
+    params = jnp.asarray(params_for(CASES[2], False))
+    f = lambda i: pg.gather(params, i, axis=1)  # noqa: E731
+    err, _ = checkify.checkify(jax.vmap(f))(jnp.asarray([0, 2, 9, 1]))
+    message = err.get()
+    with pytest.raises(IndexError) as eager:
+        f(jnp.asarray(9))
+    assert message == f"{eager.value} (`check` failed)"
+    assert "= 9 is out of range [0, 4) for axis 1" in message
+
+
+# ------------------------------------------------------------------------------------ grad
+
+
+GRAD_RUNS = [(c, p, False) for c in CASES for p in (*NON_ERROR, "unchecked", "error", "")] + [
+    (c, p, True) for c in CASES for p in ("ignore", "error")
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "policy", "x64"),
+    GRAD_RUNS,
+    ids=[f"{c.name}-{p or 'default'}-{'x64' if x else 'x32'}" for c, p, x in GRAD_RUNS],
+)
+def test_grad_is_scatter_add_of_cotangent(case, policy, x64):
+    with jax.enable_x64(x64):
+        params = jnp.asarray(params_for(case, x64))
+        # Concrete indices under grad: "error" and "" check them when the call is made.
+        indices_np = case.valid if policy in ("unchecked", "error", "") else case.bad
+        indices = index_array(indices_np, x64)
+        out_shape = case.ref(params, indices_np, "ignore").shape
+        cotangent = jnp.asarray(
+            np.arange(1, 1 + np.prod(out_shape)).reshape(out_shape) * 0.25, dtype=params.dtype
+        )
+
+        def loss(p):
+            return jnp.sum(case.call(p, indices, policy, fill_value=3) * cotangent)
+
+        expected = scatter_add_reference(case, indices_np, policy or "error", cotangent)
+        # Under jit even closed-over indices are staged, and "error" would need checkify.
+        grad_fn = jax.grad(loss) if policy in ("error", "") else jax.jit(jax.grad(loss))
+        grad = grad_fn(params)
+        assert grad.dtype == params.dtype
+        np.testing.assert_allclose(np.asarray(grad), np.asarray(expected), rtol=1e-6)
+        if policy in ("ignore", "clip"):
+
+            @jax.jit
+            def pullback(p, c):
+                return jax.vjp(lambda q: case.call(q, indices, policy), p)[1](c)[0]
+
+            np.testing.assert_allclose(
+                np.asarray(pullback(params, cotangent)), np.asarray(expected), rtol=1e-6
+            )
+
+
+@cases
+@pytest.mark.parametrize("policy", ["ignore", "clip", "wrap"])
+def test_jvp_is_gather_of_tangent(case, policy):
+    params = jnp.asarray(params_for(case, False))
+    tangent = jnp.asarray(np.cos(np.arange(np.prod(case.shape))).reshape(case.shape), jnp.float32)
+    indices = index_array(case.bad, False)
+    primal, out_tangent = jax.jvp(lambda p: case.call(p, indices, policy, 5), (params,), (tangent,))
+    np.testing.assert_array_equal(np.asarray(primal), case.ref(params, case.bad, policy, 5))
+    # The ignored slices are constants: their tangent is zero, not the fill value.
+    np.testing.assert_allclose(
+        np.asarray(out_tangent), case.ref(np.asarray(tangent), case.bad, policy, 0), rtol=1e-6
+    )
+
+
+@cases
+def test_grad_with_traced_indices_and_checkify(case):
+    params = jnp.asarray(params_for(case, False))
+    cotangent = jnp.ones(case.ref(params, case.valid, "error").shape, jnp.float32)
+
+    def loss(p, i):
+        return jnp.sum(case.call(p, i, "error"))
+
+    g = jax.jit(checkify.checkify(jax.grad(loss)))
+    err, grad = g(params, index_array(case.valid, False))
+    assert err.get() is None
+    expected = scatter_add_reference(case, case.valid, "error", cotangent)
+    np.testing.assert_allclose(np.asarray(grad), np.asarray(expected))
+    err, _ = g(params, index_array(case.bad, False))
+    assert f"{case.where[:-1]}] = {case.value} " in err.get()
+
+
+def test_grad_error_concrete_bad_index_raises():
+    case = CASES[0]
+    params = jnp.asarray(params_for(case, False))
+    with pytest.raises(IndexError, match=r"indices\[0, 1\] = \[3, 0\]"):
+        jax.grad(lambda p: jnp.sum(case.call(p, index_array(case.bad, False), "error")))(params)
+
+
+# ------------------------------------------------------------------------------ TensorFlow
+
+
+@pytest.fixture(scope="module")
+def tf():
+    return pytest.importorskip("tensorflow")
+
+
+TF_CASES = [
+    ("gather_nd", {}, [[0, 1], [0, 1], [2, 3]], "error"),
+    ("gather_nd", {}, [[0, 1], [3, 1], [0, 1], [2, -1]], "ignore"),
+    ("gather_nd", {"batch_dims": 1}, [[[2], [2], [0]], [[1], [5], [1]]], "ignore"),
+    ("gather", {"axis": 1, "batch_dims": 1}, [[2, 2, 0], [1, 2, 1]], "error"),
+]
+
+
+def tf_gradient(tf, op, kwargs, params, indices, policy, cotangent):
+    p = tf.Variable(params)
+    with tf.GradientTape() as tape:
+        if op == "gather_nd":
+            tf_policy = "IGNORE" if policy == "ignore" else ""
+            out = tf.gather_nd(p, indices, bad_indices_policy=tf_policy, **kwargs)
+        else:
+            out = tf.gather(p, indices, **kwargs)
+        loss = tf.reduce_sum(out * cotangent)
+    return np.asarray(tf.convert_to_tensor(tape.gradient(loss, p)))
+
+
+@pytest.mark.parametrize(("op", "kwargs", "indices", "policy"), TF_CASES)
+def test_grad_equals_tensorflow(tf, op, kwargs, indices, policy):
+    shape = (2, 3, 4) if kwargs.get("batch_dims") else (3, 4, 2)
+    params = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    f = getattr(pg, op)
+    out_shape = np.shape(f(params, indices, bad_indices=policy, **kwargs))
+    cotangent = np.arange(1, 1 + np.prod(out_shape), dtype=np.float32).reshape(out_shape)
+    expected = tf_gradient(tf, op, kwargs, params, np.asarray(indices), policy, cotangent)
+    grad = jax.grad(
+        lambda p: jnp.sum(f(p, jnp.asarray(indices), bad_indices=policy, **kwargs) * cotangent)
+    )(jnp.asarray(params))
+    np.testing.assert_array_equal(np.asarray(grad), expected)
+
+
+# ----------------------------------------------------- list indices, weak types, devices
+
+
+@pytest.mark.parametrize("policy", ["clip", "ignore", "wrap"])
+def test_python_list_indices_inside_jit(policy):
+    params = jnp.asarray(params_for(CASES[0], False))
+
+    @jax.jit
+    def f(p):
+        return pg.gather_nd(p, [[0, 1], [5, 0]], bad_indices=policy)
+
+    expected = ref_gather_nd(np.asarray(params), [[0, 1], [5, 0]], bad_indices=policy)
+    np.testing.assert_array_equal(np.asarray(f(params)), expected)
+
+
+def test_python_list_indices_inside_jit_error_policy():
+    """Inside jit even constant indices are staged: "error" needs checkify, as for tracers."""
+    params = jnp.asarray(params_for(CASES[0], False))
+    f = lambda p: pg.gather_nd(p, [[0, 1], [5, 0]])  # noqa: E731
+    with pytest.raises(ValueError, match="checkify"):
+        jax.jit(f)(params)
+    err, _ = jax.jit(checkify.checkify(f))(params)
+    assert "indices[1] = [5, 0] does not index into params of shape (3, 4, 2)" in err.get()
+
+
+@X64
+def test_weak_typed_scalar_indices(x64):
+    with jax.enable_x64(x64):
+        params = jnp.asarray(params_for(CASES[2], x64))
+        f = jax.jit(lambda p, i: pg.gather(p, i, axis=1, bad_indices="clip"))
+        for i in (2, jnp.asarray(2), 9):  # a Python int arrives as a weak-typed tracer
+            np.testing.assert_array_equal(
+                np.asarray(f(params, i)),
+                ref_gather(np.asarray(params), np.asarray(i), axis=1, bad_indices="clip"),
+            )
+        weak = jnp.asarray(3)
+        assert weak.weak_type
+        out = pg.gather(params, weak, axis=1)
+        np.testing.assert_array_equal(np.asarray(out), np.asarray(params)[:, 3])
+        out = pg.gather_d(params[:, :, 0], 1, jnp.full((3, 2), -1))
+        np.testing.assert_array_equal(np.asarray(out), np.asarray(params)[:, [3, 3], 0])
+
+
+DEVICE_SCRIPT = textwrap.dedent(
+    """
+    import jax, jax.numpy as jnp, numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    import portagather as pg
+
+    devices = jax.devices()
+    assert len(devices) == 2, devices
+    other = devices[1]
+    params = jax.device_put(jnp.arange(24.0).reshape(2, 3, 4), other)
+    for policy in ("error", "ignore", "clip"):
+        out = pg.gather_nd(params, [[1, 2], [0, 1]], bad_indices=policy)
+        assert out.devices() == {other}, (policy, out.devices())
+        np.testing.assert_array_equal(out, np.asarray(params)[[1, 0], [2, 1]])
+        idx = jax.device_put(jnp.asarray([[2], [0]]), other)
+        out = jax.jit(lambda p, i: pg.gather_nd(p, i, batch_dims=1, bad_indices="clip"))(
+            params, idx)
+        assert out.devices() == {other}, out.devices()
+        out = pg.gather(params, idx[:, 0], axis=1, batch_dims=1, bad_indices=policy)
+        assert out.devices() == {other}
+        np.testing.assert_array_equal(out, np.asarray(params)[[0, 1], [2, 0]])
+
+    mesh = Mesh(np.array(devices), ("b",))
+    row = NamedSharding(mesh, P("b"))
+    params = jax.device_put(jnp.arange(2 * 6 * 5.0).reshape(2, 6, 5), row)
+    indices = jax.device_put(jnp.asarray([[[5], [1], [1]], [[0], [2], [9]]]), row)
+    f = jax.jit(lambda p, i: pg.gather_nd(p, i, batch_dims=1, bad_indices="ignore"))
+    out = f(params, indices)
+    expected = np.asarray(params)[[[0, 0, 0], [1, 1, 1]], [[5, 1, 1], [0, 2, 0]]]
+    expected[1, 2] = 0
+    np.testing.assert_array_equal(out, expected)
+    assert out.sharding.device_set == set(devices)
+    compiled = f.lower(params, indices).compile().as_text()
+    for collective in ("all-gather", "all-to-all", "all-reduce", "collective-permute"):
+        assert collective not in compiled, collective
+    print("OK")
+    """
+)
+
+
+def test_non_default_device_and_sharding():
+    """Two host devices need XLA_FLAGS before JAX starts, hence a fresh interpreter."""
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    env["JAX_PLATFORMS"] = "cpu"
+    result = subprocess.run(
+        [sys.executable, "-c", DEVICE_SCRIPT], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().endswith("OK")
