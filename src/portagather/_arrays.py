@@ -86,5 +86,5 @@ def to_wide(xp, indices, wide):
         largest = int(xp.iinfo(wide).max)
         if int(xp.iinfo(indices.dtype).max) > largest:
             # Clamped values are still out of range for every array that fits in memory.
-            indices = xp.clip(indices, max=largest)
+            indices = xp.minimum(indices, largest)
     return xp.astype(indices, wide)

@@ -23,7 +23,7 @@ from ._backends import (
     wide_index_dtype,
 )
 from ._errors import BadIndex, raise_first_bad
-from ._policy import component_in_range, fix_component, resolve_default
+from ._policy import clamp, component_in_range, fix_component, resolve_default
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def run(xp, data, indices, plan: Plan, policy: str, fill_value):
         flat = xp.where(keep, flat, 0)
     elif policy == "unchecked":
         # One clamp of the flat index keeps every read inside the array.
-        flat = xp.clip(flat, 0, math.prod(plan.sizes) - 1)
+        flat = clamp(xp, flat, 0, math.prod(plan.sizes) - 1)
     flat = xp.astype(flat, flat_dtype, copy=False)
 
     out = plan.compose(flat)

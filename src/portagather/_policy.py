@@ -56,5 +56,11 @@ def fix_component(xp, component, n: int, policy: str, allow_negative: bool):
     if allow_negative:
         component = xp.where(component < 0, component + n, component)
     if policy == "clip":
-        return xp.clip(component, 0, n - 1)
+        return clamp(xp, component, 0, n - 1)
     return component
+
+
+def clamp(xp, values, low: int, high: int):
+    """``clip`` with Python-int bounds. array-api-compat's ``clip`` broadcasts the bounds to
+    full arrays first (on Dask, one block as large as all of `values`); this does not."""
+    return xp.minimum(xp.maximum(values, low), high)
