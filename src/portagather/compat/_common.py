@@ -1,0 +1,49 @@
+"""Helpers shared by the compat modules: turning negative indices into positive ones."""
+
+from __future__ import annotations
+
+import array_api_compat as aac
+
+from .._arrays import as_arrays
+
+
+def count_from_end(data, indices, sizes_of, vector: bool):
+    """Return ``(data, indices)`` as arrays, with each negative index component plus its size.
+
+    ``sizes_of(data.shape, indices.shape)`` gives the lengths of the axes the components
+    index: one size for a scalar index (``vector=False``), one per component along the last
+    axis of `indices` (``vector=True``), or None when the arguments do not fit (the core
+    then raises its own error). Values below ``-size`` stay negative, so the core still
+    reports them as bad. Unsigned and non-integer indices are returned unchanged.
+    """
+    xp, data, indices = as_arrays(data, indices, "data", "indices")
+    try:
+        signed = xp.isdtype(indices.dtype, "signed integer")
+    except (TypeError, ValueError):
+        signed = False
+    sizes = sizes_of(tuple(data.shape), tuple(indices.shape))
+    if not signed or sizes is None or None in sizes:
+        return data, indices
+    if vector and (indices.ndim == 0 or indices.shape[-1] != len(sizes)):
+        return data, indices
+    if sizes and max(sizes) > int(xp.iinfo(indices.dtype).max):
+        indices = xp.astype(indices, xp.int64)
+    size = xp.asarray(
+        sizes if vector else sizes[0], dtype=indices.dtype, device=aac.device(indices)
+    )
+    return data, xp.where(indices < 0, indices + size, indices)
+
+
+def axis_size(axis):
+    """``sizes_of`` for a gather along `axis`: ``(shape[axis],)``, or None if out of range."""
+
+    def sizes_of(shape, _index_shape):
+        if (
+            not isinstance(axis, int)
+            or isinstance(axis, bool)
+            or not -len(shape) <= axis < len(shape)
+        ):
+            return None
+        return (shape[axis],)
+
+    return sizes_of

@@ -1,0 +1,103 @@
+"""Errors, policies and transformations of the compat modules."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from portagather.compat import onnx as onnx_compat
+from portagather.compat import tensorflow as tf_compat
+from portagather.compat import torch as torch_compat
+
+
+def test_tensorflow_policy_names():
+    params = np.arange(4).reshape(2, 2)
+    for policy in ("", "DEFAULT", "ERROR"):
+        with pytest.raises(IndexError, match=r"indices\[1\] = \[2, 0\] does not index into"):
+            tf_compat.gather_nd(params, [[0, 0], [2, 0]], bad_indices_policy=policy)
+    out = tf_compat.gather_nd(params, [[0, 1], [2, 0]], bad_indices_policy="IGNORE")
+    np.testing.assert_array_equal(out, [1, 0])
+    with pytest.raises(ValueError, match="bad_indices_policy must be one of"):
+        tf_compat.gather_nd(params, [[0, 0]], bad_indices_policy="clip")
+
+
+def test_tensorflow_ignores_name_and_validate_indices():
+    params = np.arange(6).reshape(2, 3)
+    out = tf_compat.gather(params, [2], True, 1, 0, "g")
+    np.testing.assert_array_equal(out, [[2], [5]])
+    np.testing.assert_array_equal(tf_compat.gather_nd(params, [[1]], 0, "g"), [[3, 4, 5]])
+
+
+def test_tensorflow_default_policy_is_ignore_under_jit():
+    jax = pytest.importorskip("jax")
+    params = jax.numpy.arange(6).reshape(2, 3)
+    out = jax.jit(lambda p, i: tf_compat.gather(p, i, axis=1))(params, jax.numpy.array([2, 7]))
+    np.testing.assert_array_equal(np.asarray(out), [[2, 0], [5, 0]])
+
+
+@pytest.mark.parametrize("name", ["numpy", "jax", "torch"])
+def test_torch_gather_rejects_negatives_eagerly(name):
+    from conftest import BACKENDS
+
+    backend = next(b for b in BACKENDS if b.name == name)
+    x, index = backend.asarray([[1, 2], [3, 4]]), backend.asarray([[0, -1]])
+    with pytest.raises(IndexError, match="index -1 is out of bounds for dimension 1 with size 2"):
+        torch_compat.gather(x, 1, index)
+    with pytest.raises(IndexError, match="index -1 is out of bounds for dimension 0 with size 4"):
+        torch_compat.take_along_dim(x, backend.asarray([0, -1]))
+
+
+def test_torch_gather_rejects_negatives_lazily_on_dask():
+    da = pytest.importorskip("dask.array")
+    x = da.from_array(np.array([[1, 2], [3, 4]]), chunks=1)
+    out = torch_compat.gather(x, 1, da.from_array(np.array([[0, -1]]), chunks=1))
+    with pytest.raises(IndexError):
+        out.compute()
+
+
+def test_torch_gather_rejects_negatives_under_checkify():
+    jax = pytest.importorskip("jax")
+    from jax.experimental import checkify
+
+    f = checkify.checkify(jax.jit(lambda x, i: torch_compat.gather(x, 1, i)))
+    x = jax.numpy.array([[1, 2], [3, 4]])
+    error, _ = f(x, jax.numpy.array([[0, -1]]))
+    assert error.get() is not None
+    error, out = f(x, jax.numpy.array([[1, 0]]))
+    assert error.get() is None
+    np.testing.assert_array_equal(np.asarray(out), [[2, 1]])
+
+
+def test_onnx_negatives_under_checkify_and_jit():
+    jax = pytest.importorskip("jax")
+    from jax.experimental import checkify
+
+    f = checkify.checkify(jax.jit(lambda d, i: onnx_compat.gather_nd(d, i)))
+    data = jax.numpy.arange(6).reshape(2, 3)
+    error, out = f(data, jax.numpy.array([[-1, -3], [0, 2]]))
+    assert error.get() is None
+    np.testing.assert_array_equal(np.asarray(out), [3, 2])
+    error, _ = f(data, jax.numpy.array([[-3, 0]]))
+    assert error.get() is not None
+
+
+def test_onnx_out_of_range_negative_is_an_index_error():
+    with pytest.raises(IndexError):
+        onnx_compat.gather(np.arange(3), np.array([-4]))
+    with pytest.raises(IndexError):
+        onnx_compat.gather_elements(np.arange(3), np.array([-4]))
+
+
+def test_onnx_small_index_dtypes_do_not_overflow():
+    data = np.arange(300)
+    out = onnx_compat.gather(data, np.array([-1, 5], dtype=np.int8))
+    np.testing.assert_array_equal(out, [299, 5])
+
+
+def test_compat_misfits_raise_the_core_errors():
+    with pytest.raises(ValueError, match="axis"):
+        onnx_compat.gather(np.arange(3), np.array([0]), axis=3)
+    with pytest.raises(ValueError, match="index depth"):
+        onnx_compat.gather_nd(np.arange(3), np.array([[0, 0]]))
+    with pytest.raises(TypeError, match="integer dtype"):
+        onnx_compat.gather(np.arange(3), np.array([0.5]))
