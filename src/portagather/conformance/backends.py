@@ -1,0 +1,140 @@
+"""Backends of the conformance suite, named as on the command line.
+
+A backend is any importable module (or ``module:attribute`` object) that
+``array_api_compat.array_namespace`` understands. Six are known by a short name and get small
+conveniences (Dask arrays in small chunks, so every gather crosses chunk boundaries; the pip
+extra that installs them); any other name is imported as it is, e.g. ``mylib.array_api``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# name: (module to import, the portagather extra that installs it)
+KNOWN = {
+    "numpy": ("numpy", None),
+    "array_api_strict": ("array_api_strict", "strict"),
+    "jax": ("jax.numpy", "jax"),
+    "torch": ("torch", "torch"),
+    "dask": ("dask.array", "dask"),
+    "ndonnx": ("ndonnx", "ndonnx"),
+}
+
+ALL_DTYPES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128",
+)  # fmt: skip
+INDEX_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
+def install_hint(name: str) -> str:
+    extra = KNOWN.get(name, (None, None))[1]
+    return f'pip install "portagather[{extra}]"' if extra else f"pip install {name}"
+
+
+def is_installed(name: str) -> bool:
+    module = KNOWN.get(name, (name, None))[0].split(":")[0]
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:  # a parent package is missing
+        return False
+
+
+def installed_backends() -> tuple[list[str], list[str]]:
+    """The known backends that can be imported here, and those that cannot."""
+    found = [n for n in KNOWN if is_installed(n)]
+    return found, [n for n in KNOWN if n not in found]
+
+
+@dataclass
+class Backend:
+    """One backend: turns NumPy data into its arrays and back, and says what it holds."""
+
+    name: str
+    xp: object = field(repr=False)
+    dtypes: tuple[str, ...] = ()
+    index_dtypes: tuple[str, ...] = ()
+    strings: bool = False
+
+    @property
+    def lazy(self) -> bool:
+        return self.name == "dask"
+
+    def asarray(self, values, dtype=None):
+        """A backend array holding `values` (NumPy data or nested lists)."""
+        values = np.array(values, dtype=dtype)  # always a fresh copy
+        if self.name == "dask":
+            import dask.array as da
+
+            chunks = tuple(max(1, (s + 1) // 2) for s in values.shape)
+            return da.from_array(values, chunks=chunks)
+        if self.name == "torch":
+            import torch
+
+            return torch.asarray(values)
+        return self.xp.asarray(values)
+
+    def to_numpy(self, array) -> np.ndarray:
+        if self.name == "dask":
+            return np.asarray(array.compute())
+        if self.name == "ndonnx":
+            return array.unwrap_numpy()
+        if self.name == "torch":
+            return array.detach().cpu().numpy()
+        if isinstance(array, np.ndarray):
+            return array
+        try:
+            return np.from_dlpack(array)
+        except (TypeError, RuntimeError, BufferError, AttributeError):
+            return np.asarray(array)
+
+
+def _holds(backend: Backend, dtype: str) -> bool:
+    """Whether the backend keeps `dtype` as it is (JAX without x64 turns int64 into int32)."""
+    if not hasattr(backend.xp, dtype):
+        return False
+    try:
+        array = backend.asarray(np.zeros(2, dtype=dtype))
+        return array.dtype == getattr(backend.xp, dtype)
+    except Exception:  # a backend may refuse a dtype in many ways
+        return False
+
+
+def _holds_strings(backend: Backend) -> bool:
+    try:
+        array = backend.asarray(np.array(["a", "b"]))
+        return backend.to_numpy(array).dtype.kind == "U"
+    except Exception:
+        return False
+
+
+_LOADED: dict[str, Backend] = {}
+
+
+def load_backend(name: str) -> Backend:
+    """Import backend `name` (raises ImportError naming the pip command when it is missing)."""
+    if name in _LOADED:
+        return _LOADED[name]
+    target = KNOWN.get(name, (name, None))[0]
+    module_name, _, attribute = target.partition(":")
+    try:
+        obj = importlib.import_module(module_name)
+    except ImportError as err:
+        raise ImportError(
+            f"backend {name!r} cannot be imported ({err}); {install_hint(name)}"
+        ) from err
+    if attribute:
+        obj = getattr(obj, attribute)
+    import array_api_compat
+
+    xp = array_api_compat.array_namespace(obj.asarray(np.zeros(1, dtype=np.float32)))
+    backend = Backend(name, xp)
+    backend.dtypes = tuple(d for d in ALL_DTYPES if _holds(backend, d))
+    backend.index_dtypes = tuple(d for d in INDEX_DTYPES if d in backend.dtypes)
+    backend.strings = _holds_strings(backend)
+    _LOADED[name] = backend
+    return backend

@@ -1,0 +1,155 @@
+"""What a conformance case is: one call, its independent expected answer, and the comparison.
+
+A :class:`Call` holds NumPy data and indices and the keyword arguments; it runs through
+portagather on a backend, through the plain-loop reference, and prints itself as a
+reproducer. :func:`check_result` compares exactly: values, shape, dtype, namespace, device.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import array_api_compat as aac
+import numpy as np
+
+import portagather as pg
+
+from . import reference
+from .backends import Backend
+
+OPS = ("gather_nd", "gather", "gather_d", "take_along_axis")
+POLICIES = ("error", "ignore", "clip", "wrap", "unchecked")
+ALIASES = ("", "DEFAULT", "ERROR", "IGNORE")
+EXAMPLES = Path(__file__).with_name("examples")
+
+_REFERENCES = {
+    "gather_nd": reference.ref_gather_nd,
+    "gather": reference.ref_gather,
+    "gather_d": reference.ref_gather_d,
+    "take_along_axis": reference.ref_take_along_axis,
+}
+
+
+def _literal(values) -> str:
+    if isinstance(values, np.ndarray):
+        return f"np.array({values.tolist()!r}, dtype={str(values.dtype)!r})"
+    return repr(values)
+
+
+@dataclass
+class Call:
+    """One call of a portagather operation, on NumPy inputs.
+
+    For ``gather_d`` the keyword ``dim`` is passed positionally, in MindSpore's order.
+    """
+
+    op: str
+    data: np.ndarray
+    indices: object
+    kwargs: dict = field(default_factory=dict)
+
+    def args(self, data, indices):
+        kwargs = dict(self.kwargs)
+        if self.op == "gather_d":
+            return (data, kwargs.pop("dim"), indices), kwargs
+        return (data, indices), kwargs
+
+    def run(self, backend: Backend, *, as_lists=False):
+        """Run through portagather on `backend`; returns ``(result, data array)``."""
+        data = backend.asarray(self.data)
+        indices = self.indices if as_lists else backend.asarray(self.indices)
+        args, kwargs = self.args(data, indices)
+        return getattr(pg, self.op)(*args, **kwargs), data
+
+    def expected(self):
+        """The plain-loop reference's answer (raises IndexError like ``"error"``)."""
+        args, kwargs = self.args(self.data, np.asarray(self.indices))
+        return _REFERENCES[self.op](*args, **kwargs)
+
+    def reproducer(self, backend_name: str) -> str:
+        args, kwargs = self.args("params", "indices")
+        text = ", ".join([*map(str, args)] + [f"{k}={v!r}" for k, v in kwargs.items()])
+        return "\n".join(
+            [
+                "import numpy as np, portagather as pg",
+                "from portagather.conformance.backends import load_backend",
+                f"b = load_backend({backend_name!r})",
+                f"params = b.asarray({_literal(self.data)})",
+                f"indices = b.asarray({_literal(np.asarray(self.indices))})",
+                f"pg.{self.op}({text})",
+            ]
+        )
+
+
+def check_result(backend: Backend, out, expected: np.ndarray, data) -> None:
+    """Exact comparison of a backend result with the expected NumPy array."""
+    assert aac.array_namespace(out) is backend.xp, f"namespace {type(out)} is not {backend.name}"
+    assert out.dtype == data.dtype, f"dtype {out.dtype} != params dtype {data.dtype}"
+    assert aac.device(out) == aac.device(data), f"device {aac.device(out)} != {aac.device(data)}"
+    assert tuple(out.shape) == expected.shape, f"shape {tuple(out.shape)} != {expected.shape}"
+    values = backend.to_numpy(out)
+    equal_nan = values.dtype.kind in "fc"
+    assert np.array_equal(values, expected, equal_nan=equal_nan), (
+        f"values differ:\n got {values.tolist()}\nwant {expected.tolist()}"
+    )
+
+
+def raises_lazily(backend: Backend, error, call: Call, match: str | None = None):
+    """Assert that `call` raises `error`, at call time or (Dask) when computed."""
+    import pytest
+
+    with pytest.raises(error, match=match) as info:
+        out, _ = call.run(backend)
+        backend.to_numpy(out)
+    return info
+
+
+def load_examples() -> list[dict]:
+    """The documented examples, each with its ``source`` URL and ``file``."""
+    cases = []
+    for path in sorted(EXAMPLES.glob("*.json")):
+        for case in json.loads(path.read_text())["cases"]:
+            cases.append({**case, "file": path.stem})
+    return cases
+
+
+def example_arrays(case: dict, strings: bool):
+    """``(data, expected)`` of a documented example as NumPy arrays.
+
+    Strings become integer codes (order-preserving) on backends that cannot hold strings, so
+    that every backend runs every example.
+    """
+    dtype = case["dtype"]
+    if isinstance(case["data"], dict):
+        data = np.zeros(case["data"]["zeros"], dtype=dtype)
+    else:
+        data = np.asarray(case["data"], dtype=None if dtype == "str" else dtype)
+    expected = case.get("expected")
+    if expected is not None:
+        expected = np.asarray(expected, dtype=data.dtype)
+    if dtype == "str" and not strings:
+        alphabet = np.unique(data)
+        data = np.searchsorted(alphabet, data).astype(np.int32)
+        expected = np.searchsorted(alphabet, expected).astype(np.int32)
+    return data, expected
+
+
+def source_positions(call: Call) -> np.ndarray:
+    """For each output element, the flat position in params it reads, or -1 where filled.
+
+    Runs the reference on ``arange`` data, so it shares nothing with portagather; gradients
+    (a scatter-add of the cotangent) are computed from it.
+    """
+    positions = np.arange(call.data.size, dtype=np.int64).reshape(call.data.shape)
+    kwargs = {**call.kwargs, "fill_value": -1}
+    return Call(call.op, positions, call.indices, kwargs).expected()
+
+
+def expected_gradient(call: Call, cotangent: np.ndarray) -> np.ndarray:
+    positions = source_positions(call)
+    grad = np.zeros(call.data.size, dtype=cotangent.dtype)
+    read = positions >= 0
+    np.add.at(grad, positions[read], cotangent[read])
+    return grad.reshape(call.data.shape)

@@ -1,0 +1,163 @@
+"""The pytest side of the suite: backend selection, the matrix cell of each test, known failures.
+
+- ``--backend NAME`` (repeatable) or ``PORTAGATHER_BACKENDS=a,b``; by default every known
+  backend that is installed (the report header names the missing ones).
+- Every test is marked ``cell(feature)``; the feature may name parameters, e.g.
+  ``"policy:{policy}"``. Tests marked ``only(*backends)`` run on those backends only.
+- ``known_failures.txt`` lists each backend-specific expected failure with its reason; they
+  become strict xfails, so a fixed one shows up.
+- The ``repro`` fixture records the last call a test made; a failing report carries it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from .backends import install_hint, installed_backends, load_backend
+
+KNOWN_FAILURES = Path(__file__).with_name("known_failures.txt")
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--backend",
+        action="append",
+        default=[],
+        help="backend to run the conformance suite on (repeatable): a known name "
+        "(numpy, array_api_strict, jax, torch, dask, ndonnx) or any importable module",
+    )
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cell(feature): the matrix row of a conformance test")
+    config.addinivalue_line("markers", "only(*backends): run on these backends only")
+    config.addinivalue_line("markers", "per_dtype(kind): one test per data or index dtype")
+
+
+def selected_backends(config) -> list[str]:
+    names = list(config.getoption("--backend"))
+    if not names and os.environ.get("PORTAGATHER_BACKENDS"):
+        names = [n.strip() for n in os.environ["PORTAGATHER_BACKENDS"].split(",") if n.strip()]
+    return names or installed_backends()[0]
+
+
+def pytest_report_header(config):
+    names = selected_backends(config)
+    lines = [f"portagather conformance backends: {', '.join(names)}"]
+    missing = [n for n in installed_backends()[1] if n not in names]
+    if missing and not config.getoption("--backend"):
+        hints = "; ".join(f"{n}: {install_hint(n)}" for n in missing)
+        lines.append(f"backends not installed, not run: {hints}")
+    return lines
+
+
+def pytest_generate_tests(metafunc):
+    if "backend_name" not in metafunc.fixturenames:
+        return
+    names = selected_backends(metafunc.config)
+    only = metafunc.definition.get_closest_marker("only")
+    if only is not None:
+        names = [n for n in names if n in only.args]
+    per_dtype = metafunc.definition.get_closest_marker("per_dtype")
+    if per_dtype is None:
+        metafunc.parametrize("backend_name", names)
+        return
+    pairs = []
+    for name in names:
+        try:
+            backend = load_backend(name)
+        except ImportError:
+            pairs.append((name, None))  # the backend fixture fails it loudly
+            continue
+        dtypes = backend.dtypes if per_dtype.args[0] == "data" else backend.index_dtypes
+        pairs += [
+            (name, d)
+            for d in dtypes + (("str",) if per_dtype.args[0] == "data" and backend.strings else ())
+        ]
+    metafunc.parametrize(("backend_name", "dtype"), pairs)
+
+
+@pytest.fixture
+def backend(backend_name):
+    try:
+        return load_backend(backend_name)
+    except ImportError as err:  # a backend that was asked for fails loudly
+        pytest.fail(str(err), pytrace=False)
+
+
+class Repro:
+    """The last call a test made, as a reproducer."""
+
+    def __init__(self, backend_name):
+        self.backend_name = backend_name
+        self.text = ""
+
+    def __call__(self, call):
+        self.text = call.reproducer(self.backend_name)
+        return call
+
+
+@pytest.fixture
+def repro(backend_name):
+    return Repro(backend_name)
+
+
+def _known_failures():
+    entries = []
+    for line in KNOWN_FAILURES.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            backend, pattern, reason = (part.strip() for part in line.split("|", 2))
+            entries.append((backend, pattern, reason))
+    return entries
+
+
+def _matches(pattern: str, name: str) -> bool:
+    """``*`` is the only wildcard; brackets in test names are literal."""
+    return re.fullmatch(".*".join(map(re.escape, pattern.split("*"))), name) is not None
+
+
+def cell_of(item) -> tuple[str, str] | None:
+    """``(operation, feature)`` of a conformance test item."""
+    marker = item.get_closest_marker("cell")
+    if marker is None or not hasattr(item, "callspec"):
+        return None
+    params = item.callspec.params
+    return params.get("op", "all"), marker.args[0].format(**params)
+
+
+def pytest_collection_modifyitems(config, items):
+    # Tests for backends that are not selected (e.g. JAX's jit without JAX) do not apply:
+    # they are deselected, and the summary counts them.
+    absent = [
+        i
+        for i in items
+        if hasattr(i, "callspec") and not isinstance(i.callspec.params.get("backend_name"), str)
+    ]
+    if absent:
+        config.hook.pytest_deselected(items=absent)
+        items[:] = [i for i in items if i not in absent]
+    known = _known_failures()
+    for item in items:
+        cell = cell_of(item)
+        if cell is None:
+            continue
+        name = item.callspec.params["backend_name"]
+        item.user_properties += [("op", cell[0]), ("feature", cell[1]), ("backend", name)]
+        for backend, pattern, reason in known:
+            if backend == name and _matches(pattern, item.name):
+                item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
+                break
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    repro = getattr(item, "funcargs", {}).get("repro")
+    if report.failed and repro is not None and repro.text:
+        report.user_properties.append(("reproducer", repro.text))
+        report.sections.append(("reproducer", repro.text))
+    return report

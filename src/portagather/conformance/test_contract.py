@@ -1,0 +1,334 @@
+"""Kind 3: the contract of SPEC.md: every error, every policy, zero-size shapes, every dtype."""
+
+import numpy as np
+import pytest
+
+import portagather as pg
+
+from .cases import ALIASES, OPS, POLICIES, Call, check_result, raises_lazily
+
+M23 = np.arange(1, 7, dtype=np.int32).reshape(2, 3)
+M232 = np.arange(1, 13, dtype=np.int32).reshape(2, 3, 2)
+
+# (id, call, exception, message pattern): SPEC.md's "Errors" and "Bad indices" sections.
+ERRORS = [
+    (
+        "nd-float-indices",
+        Call("gather_nd", M23, np.array([[0.0, 1.0]])),
+        TypeError,
+        "indices must have an integer dtype",
+    ),
+    (
+        "nd-bool-indices",
+        Call("gather_nd", M23, np.array([[True, False]])),
+        TypeError,
+        "indices must have an integer dtype",
+    ),
+    ("nd-0d-indices", Call("gather_nd", M23, np.array(0)), ValueError, "at least 1 dimension"),
+    (
+        "nd-batch_dims-too-big",
+        Call("gather_nd", M232, np.zeros((2, 1), np.int64), {"batch_dims": 2}),
+        ValueError,
+        r"batch_dims.*got 2",
+    ),
+    (
+        "nd-batch_dims-negative",
+        Call("gather_nd", M232, np.zeros((2, 1), np.int64), {"batch_dims": -1}),
+        ValueError,
+        r"batch_dims.*got -1",
+    ),
+    (
+        "nd-depth-too-big",
+        Call("gather_nd", M23, np.zeros((1, 3), np.int64)),
+        ValueError,
+        r"index depth.*got 3",
+    ),
+    (
+        "nd-batch-shape",
+        Call("gather_nd", M232, np.zeros((3, 1), np.int64), {"batch_dims": 1}),
+        ValueError,
+        r"\(2,\).*\(3,\)",
+    ),
+    (
+        "nd-unknown-policy",
+        Call("gather_nd", M23, np.zeros((1, 2), np.int64), {"bad_indices": "bogus"}),
+        ValueError,
+        r"bad_indices must be one of.*'bogus'",
+    ),
+    (
+        "nd-bad-index",
+        Call("gather_nd", M23, np.array([[0, 0], [1, 3]])),
+        IndexError,
+        r"indices\[1\] = \[1, 3\]",
+    ),
+    (
+        "nd-negative-index",
+        Call("gather_nd", M23, np.array([[-1, 0]])),
+        IndexError,
+        r"indices\[0\] = \[-1, 0\]",
+    ),
+    ("g-float-indices", Call("gather", M23, np.array([0.5])), TypeError, "integer dtype"),
+    ("g-axis", Call("gather", M23, np.array([0]), {"axis": 2}), ValueError, r"axis.*got 2"),
+    (
+        "g-batch_dims-over-axis",
+        Call("gather", M23, np.zeros((2, 3), np.int64), {"axis": 1, "batch_dims": 2}),
+        ValueError,
+        r"batch_dims=2, axis=1",
+    ),
+    (
+        "g-batch_dims-over-rank",
+        Call("gather", M23, np.zeros((2,), np.int64), {"axis": 1, "batch_dims": 2}),
+        ValueError,
+        r"batch_dims.*got 2",
+    ),
+    (
+        "g-batch-shape",
+        Call("gather", M23, np.zeros((3, 1), np.int64), {"axis": 1, "batch_dims": 1}),
+        ValueError,
+        r"\(2,\).*\(3,\)",
+    ),
+    (
+        "g-unknown-policy",
+        Call("gather", M23, np.array([0]), {"bad_indices": "raise"}),
+        ValueError,
+        "bad_indices must be one of",
+    ),
+    ("g-negative-index", Call("gather", M23, np.array([0, -1])), IndexError, r"indices\[1\] = -1"),
+    (
+        "g-bad-index",
+        Call("gather", M23, np.array([[0], [3]]), {"axis": 1}),
+        IndexError,
+        r"indices\[1, 0\] = 3",
+    ),
+    ("d-rank", Call("gather_d", M23, np.array([0]), {"dim": 0}), ValueError, "same rank"),
+    (
+        "d-dim",
+        Call("gather_d", M23, np.zeros((2, 3), np.int64), {"dim": 2}),
+        ValueError,
+        r"dim.*got 2",
+    ),
+    (
+        "d-index-too-big",
+        Call("gather_d", M23, np.zeros((3, 1), np.int64), {"dim": 1}),
+        ValueError,
+        "must not exceed",
+    ),
+    (
+        "d-bool-index",
+        Call("gather_d", M23, np.zeros((2, 3), bool), {"dim": 1}),
+        TypeError,
+        "index must have an integer dtype",
+    ),
+    (
+        "d-bad-index",
+        Call("gather_d", M23, np.array([[0], [3]]), {"dim": 1}),
+        IndexError,
+        r"index\[1, 0\] = 3",
+    ),
+    (
+        "d-bad-negative",
+        Call("gather_d", M23, np.array([[0], [-4]]), {"dim": 1}),
+        IndexError,
+        r"index\[1, 0\] = -4",
+    ),
+    ("t-rank", Call("take_along_axis", M23, np.array([0]), {"axis": 0}), ValueError, "same rank"),
+    (
+        "t-axis",
+        Call("take_along_axis", M23, np.zeros((2, 3), np.int64), {"axis": -3}),
+        ValueError,
+        r"axis.*got -3",
+    ),
+    (
+        "t-broadcast",
+        Call("take_along_axis", M23, np.zeros((3, 1), np.int64), {"axis": 1}),
+        ValueError,
+        "broadcast",
+    ),
+    (
+        "t-float-indices",
+        Call("take_along_axis", M23, np.zeros((2, 1)), {"axis": 1}),
+        TypeError,
+        "integer dtype",
+    ),
+    (
+        "t-bad-index",
+        Call("take_along_axis", M23, np.array([[0], [3]]), {"axis": 1}),
+        IndexError,
+        r"indices\[1, 0\] = 3",
+    ),
+]
+
+
+@pytest.mark.cell("errors")
+@pytest.mark.parametrize(
+    "op,call,error,match",
+    [e[1:] for e in [(e[0], e[1].op, *e[1:]) for e in ERRORS]],
+    ids=[e[0] for e in ERRORS],
+)
+def test_error(backend, repro, op, call, error, match):
+    info = raises_lazily(backend, error, repro(call), match)
+    if error is IndexError:  # names the shape it does not fit
+        assert "shape (2, 3)" in str(info.value)
+
+
+class ForeignArray:
+    """An array of a namespace that is none of the backends'."""
+
+    shape, ndim, dtype = (1,), 1, "int64"
+
+    def __array_namespace__(self, api_version=None):
+        import types
+
+        return types.ModuleType("foreign")
+
+
+@pytest.mark.cell("errors")
+@pytest.mark.parametrize("op", OPS)
+def test_two_namespaces(backend, op):
+    data = backend.asarray(M23)
+    other = ForeignArray() if backend.name == "numpy" else np.zeros((2, 1), np.int64)
+    args = (data, 1, other) if op == "gather_d" else (data, other)
+    with pytest.raises(TypeError, match="one namespace"):
+        getattr(pg, op)(*args)
+
+
+# One call per operation with negative, past-the-end and valid indices.
+BAD = {
+    "gather_nd": Call("gather_nd", M232, np.array([[[0], [2]], [[-1], [1]]]), {"batch_dims": 1}),
+    "gather": Call(
+        "gather", M232, np.array([[2, -1, 0], [1, 3, -4]]), {"axis": 1, "batch_dims": 1}
+    ),
+    "gather_d": Call("gather_d", M232, np.array([[[1, -1]], [[-3, 2]]]), {"dim": 1}),
+    "take_along_axis": Call("take_along_axis", M232, np.array([[[0], [3], [-3]]]), {"axis": 1}),
+}
+
+
+def _check_policy(backend, call):
+    if call.kwargs["bad_indices"] == "unchecked":
+        from .test_properties import check_unchecked
+
+        call.kwargs["fill_value"] = -7
+        return check_unchecked(backend, call)
+    try:
+        expected = call.expected()
+    except IndexError:
+        raises_lazily(backend, IndexError, call)
+        return
+    out, data = call.run(backend)
+    check_result(backend, out, expected, data)
+
+
+@pytest.mark.cell("policy:{policy}")
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("op", OPS)
+def test_policy(backend, repro, op, policy):
+    base = BAD[op]
+    kwargs = {**base.kwargs, "bad_indices": policy, "fill_value": -1}
+    _check_policy(backend, repro(Call(op, base.data, base.indices, kwargs)))
+
+
+@pytest.mark.cell("policy aliases")
+@pytest.mark.parametrize("policy", ALIASES)
+@pytest.mark.parametrize("op", OPS)
+def test_policy_alias(backend, repro, op, policy):
+    base = BAD[op]
+    call = repro(Call(op, base.data, base.indices, {**base.kwargs, "bad_indices": policy}))
+    _check_policy(backend, call)
+
+
+Z = np.zeros
+ZERO_SIZE = [
+    ("nd-empty-grid", Call("gather_nd", M23, Z((0, 2), np.int64))),
+    ("nd-empty-slices", Call("gather_nd", Z((2, 0), np.int32), np.array([[1]]))),
+    ("nd-empty-params-empty-grid", Call("gather_nd", Z((0, 3), np.int32), Z((0, 1), np.int64))),
+    ("nd-into-empty-axis", Call("gather_nd", Z((0, 3), np.int32), np.array([[0]]))),
+    ("nd-depth-0", Call("gather_nd", M23, Z((4, 0), np.int64))),
+    ("g-empty-slices", Call("gather", Z((3, 0), np.int32), np.array([2, 0]))),
+    ("g-empty-indices", Call("gather", M23, Z((0,), np.int64), {"axis": 1})),
+    ("g-into-empty-axis", Call("gather", Z((0, 2), np.int32), np.array([0]))),
+    ("d-empty-index", Call("gather_d", Z((2, 0), np.int32), Z((1, 0), np.int64), {"dim": 0})),
+    ("d-into-empty-axis", Call("gather_d", Z((2, 0), np.int32), Z((2, 1), np.int64), {"dim": 1})),
+    ("t-empty-indices", Call("take_along_axis", M23, Z((2, 0), np.int64), {"axis": 1})),
+    (
+        "t-into-empty-axis",
+        Call("take_along_axis", Z((0, 3), np.int32), Z((2, 3), np.int64), {"axis": 0}),
+    ),
+]
+
+
+@pytest.mark.cell("zero-size")
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize(
+    "op,call", [(c.op, c) for _, c in ZERO_SIZE], ids=[i for i, _ in ZERO_SIZE]
+)
+def test_zero_size(backend, repro, op, call, policy):
+    call = repro(Call(op, call.data, call.indices, {**call.kwargs, "bad_indices": policy}))
+    try:
+        expected = call.expected()
+    except IndexError:
+        raises_lazily(backend, IndexError, call)
+        return
+    out, data = call.run(backend)
+    check_result(backend, out, expected, data)
+
+
+def _typed(values: np.ndarray, dtype: str) -> np.ndarray:
+    if dtype == "str":
+        return np.array([f"s{v}" for v in values.ravel()]).reshape(values.shape)
+    if dtype.startswith("complex"):
+        return (values + 1j * values[::-1]).astype(dtype)
+    return (values % 2 if dtype == "bool" else values).astype(dtype)
+
+
+@pytest.mark.cell("dtypes")
+@pytest.mark.per_dtype("data")
+@pytest.mark.parametrize("op", OPS)
+def test_data_dtype(backend, repro, op, dtype):
+    base = BAD[op]
+    data = _typed(base.data, dtype)
+    fill = "z" if dtype == "str" else 1
+    for kwargs in ({"bad_indices": "ignore"}, {"bad_indices": "ignore", "fill_value": fill}):
+        call = repro(Call(op, data, base.indices, {**base.kwargs, **kwargs}))
+        out, data_array = call.run(backend)
+        check_result(backend, out, call.expected(), data_array)
+
+
+@pytest.mark.cell("index dtypes")
+@pytest.mark.per_dtype("index")
+@pytest.mark.parametrize("op", OPS)
+def test_index_dtype(backend, repro, op, dtype):
+    base = BAD[op]
+    largest = np.iinfo(dtype).max
+    indices = np.where(base.indices < 0, largest, base.indices).astype(dtype)
+    for policy in ("ignore", "wrap", "clip"):
+        call = repro(Call(op, base.data, indices, {**base.kwargs, "bad_indices": policy}))
+        out, data_array = call.run(backend)
+        check_result(backend, out, call.expected(), data_array)
+
+
+@pytest.mark.cell("inputs")
+@pytest.mark.parametrize("op", OPS)
+def test_index_lists_and_inputs_unchanged(backend, repro, op):
+    base = BAD[op]
+    call = repro(Call(op, base.data, base.indices.tolist(), {**base.kwargs, "bad_indices": "wrap"}))
+    data = backend.asarray(call.data)
+    indices = backend.asarray(base.indices)
+    args, kwargs = call.args(data, indices)
+    out = getattr(pg, op)(*args, **kwargs)
+    check_result(backend, out, call.expected(), data)
+    assert np.array_equal(backend.to_numpy(data), base.data)
+    assert np.array_equal(backend.to_numpy(indices), base.indices)
+    out, data = call.run(backend, as_lists=True)  # Python lists take params' namespace
+    check_result(backend, out, call.expected(), data)
+
+
+@pytest.mark.cell("inputs")
+@pytest.mark.only("numpy")
+@pytest.mark.parametrize("op", OPS)
+def test_all_lists(backend, repro, op):
+    base = BAD[op]
+    call = repro(Call(op, base.data, base.indices, {**base.kwargs, "bad_indices": "clip"}))
+    args, kwargs = call.args(base.data.tolist(), base.indices.tolist())
+    out = getattr(pg, op)(*args, **kwargs)
+    assert isinstance(out, np.ndarray)
+    assert np.array_equal(out, call.expected())

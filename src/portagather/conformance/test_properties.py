@@ -1,0 +1,82 @@
+"""Kind 2: calls drawn by hypothesis, checked against the plain-loop reference."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from . import strategies
+from .cases import OPS, POLICIES, check_result, raises_lazily
+
+
+# derandomize: the same cases on every run, so CI is reproducible.
+def drawn(examples: int):
+    return settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+
+
+BATCHED = ("gather_nd", "gather")
+
+
+@pytest.mark.cell("shapes")
+@pytest.mark.parametrize("op", OPS)
+def test_valid_indices(backend, repro, op):
+    @drawn(12)
+    @given(strategies.calls(op))
+    def check(call):
+        out, data = repro(call).run(backend)
+        check_result(backend, out, call.expected(), data)
+
+    check()
+
+
+@pytest.mark.cell("batch_dims")
+@pytest.mark.parametrize("op", BATCHED)
+def test_valid_indices_batched(backend, repro, op):
+    @drawn(12)
+    @given(strategies.calls(op, batch=True))
+    def check(call):
+        out, data = repro(call).run(backend)
+        check_result(backend, out, call.expected(), data)
+
+    check()
+
+
+@pytest.mark.cell("policy:{policy}")
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("op", OPS)
+def test_bad_indices(backend, repro, op, policy):
+    @drawn(5)
+    @given(strategies.calls(op, batch=op in BATCHED, bad=True))
+    def check(call):
+        call.kwargs.update(bad_indices=policy, fill_value=-7)
+        repro(call)
+        if policy == "unchecked":
+            check_unchecked(backend, call)
+            return
+        try:
+            expected = call.expected()
+        except IndexError:
+            raises_lazily(backend, IndexError, call)
+            return
+        out, data = call.run(backend)
+        check_result(backend, out, expected, data)
+
+    check()
+
+
+def check_unchecked(backend, call):
+    """Valid indices read what the reference reads; bad ones read some element of params."""
+    out, data = call.run(backend)
+    valid = call.__class__(call.op, call.data, call.indices, {**call.kwargs})
+    valid.kwargs["bad_indices"] = "ignore"
+    expected = valid.expected()
+    assert tuple(out.shape) == expected.shape and out.dtype == data.dtype
+    values = backend.to_numpy(out)
+    kept = expected != -7
+    assert np.array_equal(values[kept], expected[kept])
+    assert np.isin(values, call.data).all(), "unchecked read a value that is not in params"
