@@ -1,0 +1,102 @@
+"""portagather against ONNX Runtime: ``GatherND`` (batch_dims), ``GatherElements``, ``Gather``."""
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import portagather as pg
+from portagather.conformance.strategies import gather_calls, gather_d_calls, gather_nd_calls
+
+from .oracle_settings import ORACLE
+
+ort = pytest.importorskip(
+    "onnxruntime", reason='onnxruntime is not installed: pip install "portagather[oracle]"'
+)
+onnx = pytest.importorskip(
+    "onnx", reason='onnx is not installed: pip install "portagather[oracle]"'
+)
+from onnx import TensorProto, helper  # noqa: E402
+
+OPTIONS = ort.SessionOptions()
+OPTIONS.log_severity_level = 4  # out-of-range indices are expected; keep the log quiet
+
+
+def _onnxruntime(op_type, data, indices, **attributes):
+    """ONNX Runtime's result of one node, or None where it refuses the indices."""
+    node = helper.make_node(op_type, ["data", "indices"], ["out"], **attributes)
+    graph = helper.make_graph(
+        [node],
+        "gather",
+        [
+            helper.make_tensor_value_info("data", TensorProto.INT32, data.shape),
+            helper.make_tensor_value_info("indices", TensorProto.INT64, indices.shape),
+        ],
+        [helper.make_tensor_value_info("out", TensorProto.INT32, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    session = ort.InferenceSession(
+        model.SerializeToString(), OPTIONS, providers=["CPUExecutionProvider"]
+    )
+    try:
+        return session.run(None, {"data": data, "indices": indices.astype(np.int64)})[0]
+    except Exception as err:  # ORT raises its own error types for bad indices
+        if any(word in str(err).lower() for word in ("out of bounds", "out of range", "invalid")):
+            return None
+        raise
+
+
+def _compare(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got, want)
+
+
+@ORACLE
+@given(st.one_of(*(gather_nd_calls(batch, bad) for batch in (False, True) for bad in (0, 1))))
+def test_gather_nd(call):
+    assume(call.indices.shape[-1] >= 1)  # ONNX requires index depth >= 1; portagather allows 0
+    b = call.kwargs["batch_dims"]
+    want = _onnxruntime("GatherND", call.data, call.indices, batch_dims=b)
+    if want is None:
+        with pytest.raises(IndexError):
+            pg.gather_nd(call.data, call.indices, batch_dims=b)
+        return
+    # ONNX counts negative index components from the end; portagather (like TensorFlow)
+    # refuses them, and its "wrap" policy gives ONNX's answer for values in [-n, n).
+    if (call.indices < 0).any():
+        with pytest.raises(IndexError):
+            pg.gather_nd(call.data, call.indices, batch_dims=b)
+        _compare(pg.gather_nd(call.data, call.indices, batch_dims=b, bad_indices="wrap"), want)
+        return
+    _compare(pg.gather_nd(call.data, call.indices, batch_dims=b), want)
+
+
+@ORACLE
+@given(st.one_of(gather_d_calls(False), gather_d_calls(True)))
+def test_gather_elements(call):
+    dim = call.kwargs["dim"]
+    want = _onnxruntime("GatherElements", call.data, call.indices, axis=dim)
+    if want is None:
+        with pytest.raises(IndexError):
+            pg.gather_d(call.data, dim, call.indices)
+        return
+    _compare(pg.gather_d(call.data, dim, call.indices), want)
+
+
+@ORACLE
+@given(st.one_of(gather_calls(False, False), gather_calls(False, True)))
+def test_gather(call):
+    axis = call.kwargs.get("axis", 0)
+    want = _onnxruntime("Gather", call.data, call.indices, axis=axis)
+    if want is None:
+        with pytest.raises(IndexError):
+            pg.gather(call.data, call.indices, axis=axis)
+        return
+    # ONNX Gather counts negative indices from the end; portagather refuses them (as
+    # TensorFlow does), and "wrap" gives ONNX's answer for values in [-n, n).
+    if (np.asarray(call.indices) < 0).any():
+        with pytest.raises(IndexError):
+            pg.gather(call.data, call.indices, axis=axis)
+        _compare(pg.gather(call.data, call.indices, axis=axis, bad_indices="wrap"), want)
+        return
+    _compare(pg.gather(call.data, call.indices, axis=axis), want)
