@@ -8,6 +8,7 @@ import pytest
 import portagather as pg
 from conftest import backends_with_dtypes
 from helpers import assert_same, call, check, expected
+from portagather.conformance import reference
 
 DATA = np.arange(2 * 3 * 4).reshape(2, 3, 4) * 10 + 1
 
@@ -234,3 +235,22 @@ def test_default_fill_is_the_dtype_zero():
     assert out.tolist() == [True, False]
     out = pg.gather(np.array([1 + 2j]), [3], bad_indices="ignore")
     assert out.dtype == np.complex128 and out.tolist() == [0j]
+
+
+def test_gather_axis_defaults_to_batch_dims_as_given():
+    # TensorFlow: axis=None takes batch_dims before it is normalised, so batch_dims=-1 means
+    # axis=-1 of params (here 2), not axis=1.
+    params = np.arange(2 * 3 * 4).reshape(2, 3, 4)
+    indices = np.array([[3, 0], [1, 2]])
+    out = pg.gather(params, indices, batch_dims=-1)
+    assert_same(out, reference.ref_gather(params, indices, axis=2, batch_dims=1))
+    with pytest.raises(ValueError, match="batch_dims must not exceed axis"):
+        pg.gather(np.zeros((2, 3)), np.zeros((2, 2, 2), dtype=int), batch_dims=-1)
+
+
+def test_wrap_reduces_huge_unsigned_values_exactly():
+    x = np.arange(1, 7).reshape(2, 3)
+    out = pg.gather(x, np.array([0, 2**64 - 1], dtype=np.uint64), axis=1, bad_indices="wrap")
+    assert out.tolist() == [[1, (2**64 - 1) % 3 + 1], [4, (2**64 - 1) % 3 + 4]]
+    out = pg.gather_nd(x, np.array([[2**64 - 1, 2**64 - 2]], dtype=np.uint64), bad_indices="wrap")
+    assert out.tolist() == [x[(2**64 - 1) % 2, (2**64 - 2) % 3]]

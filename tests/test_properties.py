@@ -47,10 +47,10 @@ def gather_case(draw):
     shape = tuple(draw(dims) for _ in range(rank))
     grid = tuple(draw(dims) for _ in range(draw(st.integers(0, 3))))
     index_rank = batch_dims + len(grid)
-    options = {
-        "axis": draw(st.sampled_from([axis, axis - rank] + ([None] if axis == batch_dims else []))),
-        "batch_dims": draw(st.sampled_from([batch_dims, batch_dims - index_rank])),
-    }
+    options = {"batch_dims": draw(st.sampled_from([batch_dims, batch_dims - index_rank]))}
+    # axis=None means batch_dims as given, so only a non-negative batch_dims names this axis.
+    defaults = [None] if axis == batch_dims and options["batch_dims"] >= 0 else []
+    options["axis"] = draw(st.sampled_from([axis, axis - rank, *defaults]))
     return "gather", shape, shape[:batch_dims] + grid, options, [shape[axis]]
 
 

@@ -78,13 +78,23 @@ def fill_array(xp, fill_value, dtype, device):
     return xp.astype(xp.asarray(fill_value, device=device), dtype)
 
 
-def to_wide(xp, indices, wide):
-    """Cast integer indices to the signed dtype `wide` without wrapping big unsigned values."""
+def to_wide(xp, indices, wide, wrap_sizes=None, vector=False):
+    """Cast integer indices to the signed dtype `wide` without wrapping big unsigned values.
+
+    Unsigned values that `wide` cannot hold are out of range for any array that fits in
+    memory: they are clamped, or, under ``"wrap"`` (`wrap_sizes` given, one per component
+    along the last axis when `vector`), reduced modulo their axis length in their own dtype.
+    """
     if indices.dtype == wide:
         return indices
     if not xp.isdtype(indices.dtype, "signed integer"):
         largest = int(xp.iinfo(wide).max)
         if int(xp.iinfo(indices.dtype).max) > largest:
-            # Clamped values are still out of range for every array that fits in memory.
-            indices = xp.minimum(indices, largest)
+            if wrap_sizes is None:
+                indices = xp.minimum(indices, largest)
+            elif vector:
+                sizes = xp.asarray(wrap_sizes, dtype=indices.dtype, device=aac.device(indices))
+                indices = xp.remainder(indices, sizes)
+            else:
+                indices = xp.remainder(indices, wrap_sizes[0])
     return xp.astype(indices, wide)

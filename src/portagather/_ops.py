@@ -171,8 +171,9 @@ def gather(params, indices, *, axis=None, batch_dims=0, bad_indices="error", fil
     indices : array of integers, nested lists of ints, or an int
         Valid values are ``[0, params.shape[axis])``. 0-d indices remove the axis.
     axis : int, optional
-        The gathered axis of `params`; defaults to `batch_dims`, negative counts from the end.
-        ``batch_dims <= axis`` after normalisation.
+        The gathered axis of `params`; negative counts from the end. Defaults to
+        `batch_dims` as given (so ``batch_dims=-1`` means ``axis=-1``, as in TensorFlow).
+        ``batch_dims <= axis`` after both are normalised.
     batch_dims : int, optional
         Number of leading axes that `params` and `indices` share; a negative value has
         ``indices.ndim`` added.
@@ -211,8 +212,9 @@ def gather(params, indices, *, axis=None, batch_dims=0, bad_indices="error", fil
             f"batch_dims must be in [-indices.ndim, indices.ndim] = [{-index_rank}, "
             f"{index_rank}]; got {batch_dims}"
         )
-    b = batch_dims % index_rank if batch_dims < 0 else batch_dims
-    axis = b if axis is None else _int_argument(axis, "axis")
+    # As in TensorFlow, axis defaults to batch_dims as given, before either is normalised.
+    axis = batch_dims if axis is None else _int_argument(axis, "axis")
+    b = batch_dims + index_rank if batch_dims < 0 else batch_dims
     axis = _normalize_axis(axis, rank, "axis", "params")
     if b > axis:
         raise ValueError(f"batch_dims must not exceed axis; got batch_dims={b}, axis={axis}")

@@ -76,7 +76,8 @@ def run(xp, data, indices, plan: Plan, policy: str, fill_value):
         raise IndexError(plan.report.empty_axis_text())
     flat_dtype = flat_index_dtype(xp, plan.largest)
 
-    values = to_wide(xp, indices, wide_index_dtype(xp))
+    wrap_sizes = plan.sizes if policy == "wrap" else None
+    values = to_wide(xp, indices, wide_index_dtype(xp), wrap_sizes, plan.vector)
     if plan.vector:
         components = [values[..., j] for j in range(len(plan.sizes))]
     else:

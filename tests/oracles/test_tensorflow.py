@@ -45,12 +45,7 @@ def test_gather_nd(call, policy):
 @ORACLE
 @given(CALLS)
 def test_gather(call):
-    tf_kwargs = dict(call.kwargs)
-    if "axis" not in tf_kwargs and tf_kwargs.get("batch_dims", 0) < 0:
-        # TensorFlow defaults axis to the negative batch_dims as given (then counts it from
-        # params' end); portagather to batch_dims once indices.ndim is added. Pass it explicitly.
-        tf_kwargs["axis"] = tf_kwargs["batch_dims"] + call.indices.ndim
-    want = _tensorflow(tf.gather, call.data, call.indices, **tf_kwargs)
+    want = _tensorflow(tf.gather, call.data, call.indices, **call.kwargs)
     if want is None:
         with pytest.raises(IndexError):
             pg.gather(call.data, call.indices, **call.kwargs)

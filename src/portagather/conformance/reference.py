@@ -73,8 +73,8 @@ def ref_gather_nd(params, indices, batch_dims=0, bad_indices="error", fill_value
 def ref_gather(params, indices, axis=None, batch_dims=0, bad_indices="error", fill_value=0):
     params, indices = np.asarray(params), np.asarray(indices)
     policy = _policy(bad_indices)
+    axis = batch_dims if axis is None else axis  # TensorFlow: the raw batch_dims
     b = batch_dims + indices.ndim if batch_dims < 0 else batch_dims
-    axis = b if axis is None else axis
     axis = axis + params.ndim if axis < 0 else axis
     n = params.shape[axis]
     out_shape = params.shape[:axis] + indices.shape[b:] + params.shape[axis + 1 :]

@@ -58,8 +58,8 @@ def gather_calls(draw, batch: bool, bad: bool = False):
     kwargs = {"axis": draw(st.sampled_from([axis, axis - r]))}
     if batch:  # TensorFlow's negative batch_dims counts from indices.ndim
         kwargs["batch_dims"] = draw(st.sampled_from([b, b - q] if b < q else [b]))
-    if axis == b and draw(st.booleans()):
-        del kwargs["axis"]  # axis defaults to batch_dims
+    if axis == b and kwargs.get("batch_dims", 0) >= 0 and draw(st.booleans()):
+        del kwargs["axis"]  # axis defaults to batch_dims (as given: a negative one is an axis)
     return Call("gather", _data(shape), indices, kwargs)
 
 
