@@ -1,0 +1,48 @@
+"""Sphinx configuration: furo, MyST markdown, autodoc with numpydoc docstrings (napoleon).
+
+Built with warnings as errors (``sphinx-build -W``). Pages generated at build time:
+``_generated/diagrams/*.png`` (matplotlib shape diagrams), ``_generated/support-matrix.md``
+(from ``portagather check --json``) and ``_generated/performance.md`` (from
+``benchmarks/RESULTS.md``). ``sphinx-build -b doctest`` runs every example of the pages and of
+the docstrings.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "_ext"))
+
+import generate  # noqa: E402  (docs/_ext/generate.py)
+
+project = "portagather"
+author = "portagather contributors"
+copyright = "portagather contributors"
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.doctest",
+]
+myst_enable_extensions = ["colon_fence", "dollarmath"]
+myst_heading_anchors = 3
+source_suffix = {".md": "markdown"}
+exclude_patterns = ["_build", "_ext", "_generated/*.md.part"]
+suppress_warnings = ["toc.empty_glob"]  # docs/transformations.md is written elsewhere
+html_theme = "furo"
+html_title = "portagather"
+autodoc_typehints = "none"
+autodoc_member_order = "bysource"
+napoleon_google_docstring = False
+napoleon_numpy_docstring = True
+napoleon_use_rtype = False
+doctest_global_setup = "import numpy as np\nimport portagather as pg"
+nitpicky = False
+
+generate.all_pages(HERE)
+
+import doctest  # noqa: E402
+
+doctest_default_flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
