@@ -430,7 +430,10 @@ def build_report(res, quick):
         L.append(
             "W1 and W4 at 1/16, 1/4, 1 and 4 times the size (params and indices both "
             "scaled). ns per gathered element; *slope* is the log-log slope of time "
-            "against elements from 1/4 to 4 (1.00 = linear)."
+            "against elements from 1/4 to 4 (1.00 = linear). The natives grow faster "
+            "than linearly too: params grows with the indices (1 MB to 64 MB at W1), so "
+            "random reads miss the caches more often. portagather passes when its slope is "
+            "at most 1.15, or at most 0.1 above the fastest native's on the same backend."
         )
         L.append("")
         L.append("![time against size](w7_scaling.png)")
@@ -443,12 +446,13 @@ def build_report(res, quick):
         L.append("|---|---|---|" + "---|" * len(SCALES) + "---|")
         for key, per_backend in res["scaling"].items():
             for b, series in per_backend.items():
+                native_slope = _slope(series["fastest native"]) if "fastest native" in series else 1
                 for name, pts in series.items():
                     cells = [f"{t / n * 1e9:.2f}" for n, t in pts]
                     slope = _slope(pts)
                     ok = ""
                     if name.startswith("portagather"):
-                        ok = f" {mark(slope <= 1.15)}"
+                        ok = f" {mark(slope <= max(1.15, native_slope + 0.1))}"
                     L.append(
                         f"| {key} | {b} | `{name}` | " + " | ".join(cells) + f" | {slope:.2f}{ok} |"
                     )

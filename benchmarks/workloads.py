@@ -557,10 +557,13 @@ def jax_compile_targets(w: Workload):
 
     p, i = jax.device_put(w.params), jax.device_put(w.indices)
 
-    def pg_unchecked(p, i):
-        return pg_call(None, w, "unchecked", p, i)
-
-    out = [("portagather[unchecked]", lambda: jax.jit(pg_unchecked).lower(p, i).compile())]
+    # A fresh function object for every compile: jit caches by function identity.
+    out = [
+        (
+            "portagather[unchecked]",
+            lambda: jax.jit(lambda p, i: pg_call(None, w, "unchecked", p, i)).lower(p, i).compile(),
+        )
+    ]
     for name, _kind, f in _natives_jax(w):
         out.append((f"jit {name}", lambda f=f: jax.jit(lambda p, i: f(p, i)).lower(p, i).compile()))
     return out
