@@ -233,3 +233,55 @@ def _raise_first_bad(parts, report):
 
 def _first_argument(block, _verdict):
     return block
+
+
+def dask_take_along(x, indices, axis: int):
+    """``take_along_axis`` with broadcasting on Dask arrays, for indices in ``[0, n)``.
+
+    One task per block of the result, whose blocks are the index blocks (x's blocks along
+    axes where the indices have size 1; x is rechunked to the index blocks on the axes both
+    span). Each task reads the blocks of `x` along `axis`
+    as a list, never concatenated, and picks from each the indices that fall inside it, so no
+    block of `x` is merged with another and no reshape rechunks the indices.
+    """
+    import dask.array as da
+
+    ndim = x.ndim
+    shared = {
+        d: indices.chunks[d]
+        for d in range(ndim)
+        if d != axis and x.shape[d] == indices.shape[d] > 1 and x.chunks[d] != indices.chunks[d]
+    }
+    if shared:  # the result's blocks follow the index blocks on the axes both arrays span
+        x = x.rechunk(shared)
+    symbols = tuple(f"d{d}" for d in range(ndim))
+    out_ind = symbols[:axis] + ("along",) + symbols[axis + 1 :]
+    x_ind = symbols[:axis] + ("source",) + symbols[axis + 1 :]
+    bounds = tuple(int(b) for b in np.cumsum((0, *x.chunks[axis])))
+    return da.blockwise(
+        _take_along_blocks,
+        out_ind,
+        x,
+        x_ind,
+        indices,
+        out_ind,
+        concatenate=False,
+        axis=axis,
+        bounds=bounds,
+        dtype=x.dtype,
+        meta=np.empty((0,) * ndim, dtype=x.dtype),
+    )
+
+
+def _take_along_blocks(x_blocks, index_block, axis, bounds):
+    if not isinstance(x_blocks, list):
+        x_blocks = [x_blocks]
+    index_block = np.asarray(index_block)
+    zero = np.zeros((), dtype=np.asarray(x_blocks[0]).dtype)
+    out = None
+    for block, start, stop in zip(x_blocks, bounds[:-1], bounds[1:], strict=True):
+        inside = (index_block >= start) & (index_block < stop)
+        local = np.where(inside, index_block - start, 0)
+        picked = np.take_along_axis(np.asarray(block), local, axis=axis)
+        out = np.where(inside, picked, zero if out is None else out)
+    return out
