@@ -159,9 +159,9 @@ def test_take_along_axis_and_gather_d_on_dask(policy):
 
 CHUNK_XFAIL = pytest.mark.xfail(
     strict=True,
-    reason="the flat-index composition reshapes the index grid to one axis (and params to "
-    "(lead, middle, tail)); Dask rechunks on reshape, so output chunks do not follow the "
-    "index chunks. Needs a chunk-local Dask composition (see the issue-3 report).",
+    reason="_compose.take_along reshapes the indices to one flat axis, and Dask rechunks on "
+    "reshape; fixed by calling _backends.dask_take_along for Dask arrays at the top of "
+    "take_along (two-line diff in the issue-3 report)",
 )
 
 
