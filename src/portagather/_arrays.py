@@ -81,20 +81,29 @@ def fill_array(xp, fill_value, dtype, device):
 def to_wide(xp, indices, wide, wrap_sizes=None, vector=False):
     """Cast integer indices to the signed dtype `wide` without wrapping big unsigned values.
 
-    Unsigned values that `wide` cannot hold are out of range for any array that fits in
-    memory: they are clamped, or, under ``"wrap"`` (`wrap_sizes` given, one per component
-    along the last axis when `vector`), reduced modulo their axis length in their own dtype.
+    Unsigned values that `wide` cannot hold come out of the cast negative. They are out of
+    range for any array that fits in memory, so they become `wide`'s maximum; under ``"wrap"``
+    (`wrap_sizes` given, one per component along the last axis when `vector`) they become
+    their true remainder instead. Only casts and signed arithmetic are used: PyTorch has no
+    comparison or remainder for uint64.
     """
     if indices.dtype == wide:
         return indices
-    if not xp.isdtype(indices.dtype, "signed integer"):
-        largest = int(xp.iinfo(wide).max)
-        if int(xp.iinfo(indices.dtype).max) > largest:
-            if wrap_sizes is None:
-                indices = xp.minimum(indices, largest)
-            elif vector:
-                sizes = xp.asarray(wrap_sizes, dtype=indices.dtype, device=aac.device(indices))
-                indices = xp.remainder(indices, sizes)
-            else:
-                indices = xp.remainder(indices, wrap_sizes[0])
-    return xp.astype(indices, wide)
+    too_big = not xp.isdtype(indices.dtype, "signed integer") and int(
+        xp.iinfo(indices.dtype).max
+    ) > int(xp.iinfo(wide).max)
+    values = xp.astype(indices, wide)
+    if not too_big:
+        return values
+    if wrap_sizes is None:
+        return xp.where(values < 0, int(xp.iinfo(wide).max), values)
+    # A value v >= 2**(bits-1) arrives as v - 2**bits, and v % n == (w % n + 2**bits % n) % n.
+    span = 2 ** int(xp.iinfo(indices.dtype).bits)
+    if vector:
+        device = aac.device(indices)
+        sizes = xp.asarray(wrap_sizes, dtype=wide, device=device)
+        offsets = xp.asarray([span % n for n in wrap_sizes], dtype=wide, device=device)
+    else:
+        sizes, offsets = wrap_sizes[0], span % wrap_sizes[0]
+    wrapped = xp.remainder(xp.remainder(values, sizes) + offsets, sizes)
+    return xp.where(values < 0, wrapped, values)
