@@ -30,7 +30,8 @@ myst_enable_extensions = ["colon_fence", "dollarmath"]
 myst_heading_anchors = 3
 source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build", "_ext", "_generated/*.md.part"]
-suppress_warnings = ["toc.empty_glob", "myst.header", "image.not_readable"]  # transformations.md written elsewhere; RESULTS.md included as written
+# transformations.md is written elsewhere; benchmarks/RESULTS.md is included as written.
+suppress_warnings = ["toc.empty_glob", "myst.header", "image.not_readable"]
 html_theme = "furo"
 html_title = "portagather"
 autodoc_typehints = "none"
@@ -47,4 +48,3 @@ import doctest  # noqa: E402
 
 doctest_default_flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
-# benchmarks/RESULTS.md is included as written (H1 headings, a plot path relative to it).
