@@ -24,6 +24,16 @@ def _apply(function, op, data, indices, options):
     return function(data, indices, **options)
 
 
+def run_portagather(op: str, data, indices, **options):
+    """``portagather.<op>`` with `options` (``dim`` goes in ``gather_d``'s place)."""
+    return _apply(OPERATIONS[op][0], op, data, indices, options)
+
+
+def run_reference(op: str, data, indices, **options):
+    """The loop reference of `op` on NumPy copies of `data` and `indices`."""
+    return _apply(OPERATIONS[op][1], op, np.asarray(data), np.asarray(indices), options)
+
+
 def call(backend, op: str, data, indices, index_dtype="int64", **options):
     """Run `op` on `backend` with NumPy inputs; return the result as NumPy.
 

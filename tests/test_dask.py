@@ -13,6 +13,7 @@ da = pytest.importorskip("dask.array")
 from dask.callbacks import Callback  # noqa: E402
 
 import portagather as pg  # noqa: E402
+from helpers import run_portagather, run_reference  # noqa: E402
 from portagather.conformance.reference import (  # noqa: E402
     ref_gather,
     ref_gather_d,
@@ -52,23 +53,12 @@ cases = pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 
 def call(case, params, indices, policy, fill_value=0):
     op, kwargs = case[0].split("[")[0], case[3]
-    if op == "gather_d":
-        return pg.gather_d(
-            params, kwargs["dim"], indices, bad_indices=policy, fill_value=fill_value
-        )
-    return getattr(pg, op)(params, indices, bad_indices=policy, fill_value=fill_value, **kwargs)
+    return run_portagather(op, params, indices, bad_indices=policy, fill_value=fill_value, **kwargs)
 
 
 def ref(case, params, indices, policy, fill_value=0):
     op, kwargs = case[0].split("[")[0], case[3]
-    params, indices = np.asarray(params), np.asarray(indices)
-    if op == "gather_nd":
-        return ref_gather_nd(params, indices, bad_indices=policy, fill_value=fill_value, **kwargs)
-    if op == "gather":
-        return ref_gather(params, indices, bad_indices=policy, fill_value=fill_value, **kwargs)
-    if op == "gather_d":
-        return ref_gather_d(params, kwargs["dim"], indices, policy, fill_value)
-    return ref_take_along_axis(params, indices, bad_indices=policy, fill_value=fill_value, **kwargs)
+    return run_reference(op, params, indices, bad_indices=policy, fill_value=fill_value, **kwargs)
 
 
 def arrays(case, indices):

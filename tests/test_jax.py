@@ -21,11 +21,10 @@ import jax.numpy as jnp  # noqa: E402
 from jax.experimental import checkify  # noqa: E402
 
 import portagather as pg  # noqa: E402
+from helpers import run_portagather, run_reference  # noqa: E402
 from portagather.conformance.reference import (  # noqa: E402
     ref_gather,
-    ref_gather_d,
     ref_gather_nd,
-    ref_take_along_axis,
 )
 
 NON_ERROR = ("ignore", "clip", "wrap")
@@ -43,25 +42,12 @@ class Case:
     kwargs: dict
 
     def call(self, params, indices, policy, fill_value=0):
-        op = getattr(pg, self.op)
-        if self.op == "gather_d":
-            return op(
-                params, self.kwargs["dim"], indices, bad_indices=policy, fill_value=fill_value
-            )
-        return op(params, indices, bad_indices=policy, fill_value=fill_value, **self.kwargs)
+        options = dict(self.kwargs, bad_indices=policy, fill_value=fill_value)
+        return run_portagather(self.op, params, indices, **options)
 
     def ref(self, params, indices, policy, fill_value=0):
-        params, indices = np.asarray(params), np.asarray(indices)
-        if self.op == "gather_nd":
-            return ref_gather_nd(params, indices, bad_indices=policy, fill_value=fill_value,
-                                 **self.kwargs)  # fmt: skip
-        if self.op == "gather":
-            return ref_gather(params, indices, bad_indices=policy, fill_value=fill_value,
-                              **self.kwargs)  # fmt: skip
-        if self.op == "gather_d":
-            return ref_gather_d(params, self.kwargs["dim"], indices, policy, fill_value)
-        return ref_take_along_axis(params, indices, bad_indices=policy, fill_value=fill_value,
-                                   **self.kwargs)  # fmt: skip
+        options = dict(self.kwargs, bad_indices=policy, fill_value=fill_value)
+        return run_reference(self.op, params, indices, **options)
 
     @property
     def op(self) -> str:

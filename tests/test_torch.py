@@ -20,12 +20,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import portagather as pg  # noqa: E402
-from portagather.conformance.reference import (  # noqa: E402
-    ref_gather,
-    ref_gather_d,
-    ref_gather_nd,
-    ref_take_along_axis,
-)
+from helpers import run_portagather, run_reference  # noqa: E402
 
 # (name, op, params shape, kwargs, valid indices with duplicates, indices with bad ones)
 CASES = [
@@ -50,24 +45,13 @@ POLICIES = ("ignore", "clip", "wrap", "unchecked", "error", "")
 def call(case, params, indices, policy, fill_value=0):
     name, _, kwargs, _, _ = case
     op = name.split("[")[0]
-    if op == "gather_d":
-        return pg.gather_d(
-            params, kwargs["dim"], indices, bad_indices=policy, fill_value=fill_value
-        )
-    return getattr(pg, op)(params, indices, bad_indices=policy, fill_value=fill_value, **kwargs)
+    return run_portagather(op, params, indices, bad_indices=policy, fill_value=fill_value, **kwargs)
 
 
 def ref(case, params, indices, policy, fill_value=0):
     name, _, kwargs, _, _ = case
     op = name.split("[")[0]
-    params, indices = np.asarray(params), np.asarray(indices)
-    if op == "gather_nd":
-        return ref_gather_nd(params, indices, bad_indices=policy, fill_value=fill_value, **kwargs)
-    if op == "gather":
-        return ref_gather(params, indices, bad_indices=policy, fill_value=fill_value, **kwargs)
-    if op == "gather_d":
-        return ref_gather_d(params, kwargs["dim"], indices, policy, fill_value)
-    return ref_take_along_axis(params, indices, bad_indices=policy, fill_value=fill_value, **kwargs)
+    return run_reference(op, params, indices, bad_indices=policy, fill_value=fill_value, **kwargs)
 
 
 def indices_for(case, policy):

@@ -106,6 +106,17 @@ def raises_lazily(backend: Backend, error, call: Call, match: str | None = None)
     return info
 
 
+def check_call(backend: Backend, call: Call) -> None:
+    """Run `call` and compare with the reference, or expect its IndexError (Dask: on compute)."""
+    try:
+        expected = call.expected()
+    except IndexError:
+        raises_lazily(backend, IndexError, call)
+        return
+    out, data = call.run(backend)
+    check_result(backend, out, expected, data)
+
+
 def load_examples() -> list[dict]:
     """The documented examples, each with its ``source`` URL and ``file``."""
     cases = []
