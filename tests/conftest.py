@@ -7,12 +7,11 @@ tests that need 64-bit JAX switch it on locally with ``jax.enable_x64``.
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-import array_api_compat
-import numpy as np
 import pytest
+
+from portagather.conformance.backends import load_backend
 
 ALL_DTYPES = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -23,52 +22,27 @@ ALL_DTYPES = (
 @dataclass
 class Backend:
     name: str
-    module: str
     dtypes: tuple[str, ...] = ALL_DTYPES
     lazy: bool = False
-    _xp: object = field(default=None, repr=False)
+
+    @property
+    def loaded(self):
+        """The conformance suite's backend of this name; a missing backend fails loudly."""
+        try:
+            return load_backend(self.name)
+        except ImportError as err:  # the test extra installs every backend
+            pytest.fail(str(err))
 
     @property
     def xp(self):
-        """The backend's array-API namespace; a missing backend fails loudly."""
-        if self._xp is None:
-            try:
-                module = importlib.import_module(self.module)
-            except ImportError as err:  # the test extra installs every backend
-                pytest.fail(
-                    f"backend {self.name} cannot be imported ({err}); pip install -e '.[test]'"
-                )
-            self._xp = array_api_compat.array_namespace(module.asarray(np.zeros(1, np.float32)))
-        return self._xp
+        return self.loaded.xp
 
     def asarray(self, values, dtype=None):
-        """A backend array holding `values` (NumPy data or nested lists)."""
-        values = np.asarray(values, dtype=dtype)
-        if self.name == "numpy":
-            return values.copy()
-        if self.name == "dask":
-            import dask.array as da
-
-            # Small chunks, so that every gather crosses chunk boundaries.
-            return da.from_array(values, chunks=tuple(max(1, (s + 1) // 2) for s in values.shape))
-        if self.name == "torch":
-            import torch
-
-            return torch.asarray(values.copy())
-        if self.name == "ndonnx":
-            return self.xp.asarray(values)
-        return self.xp.asarray(values)
+        """A backend array holding a copy of `values`; Dask in chunks of about half each axis."""
+        return self.loaded.asarray(values, dtype)
 
     def to_numpy(self, array):
-        if self.name == "dask":
-            return np.asarray(array.compute())
-        if self.name == "ndonnx":
-            return array.unwrap_numpy()
-        if self.name == "torch":
-            return array.detach().cpu().numpy()
-        if self.name == "array_api_strict":
-            return np.from_dlpack(array)
-        return np.asarray(array)
+        return self.loaded.to_numpy(array)
 
 
 def _make_backends():
@@ -79,12 +53,12 @@ def _make_backends():
     strict_dtypes = tuple(d for d in ALL_DTYPES if d != "float16")  # not in the standard
     ndonnx_dtypes = tuple(d for d in ALL_DTYPES if not d.startswith("complex"))
     return [
-        Backend("numpy", "numpy"),
-        Backend("array_api_strict", "array_api_strict", dtypes=strict_dtypes),
-        Backend("jax", "jax.numpy", dtypes=jax_dtypes),
-        Backend("torch", "torch", dtypes=torch_dtypes),
-        Backend("dask", "dask.array", lazy=True),
-        Backend("ndonnx", "ndonnx", dtypes=ndonnx_dtypes),
+        Backend("numpy"),
+        Backend("array_api_strict", dtypes=strict_dtypes),
+        Backend("jax", dtypes=jax_dtypes),
+        Backend("torch", dtypes=torch_dtypes),
+        Backend("dask", lazy=True),
+        Backend("ndonnx", dtypes=ndonnx_dtypes),
     ]
 
 
