@@ -147,13 +147,6 @@ def test_take_along_axis_and_gather_d_on_dask(policy):
 
 # ------------------------------------------------------------------------ chunk structure
 
-CHUNK_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason="_compose.take_along reshapes the indices to one flat axis, and Dask rechunks on "
-    "reshape; fixed by calling _backends.dask_take_along for Dask arrays at the top of "
-    "take_along (two-line diff in the issue-3 report)",
-)
-
 
 def large_cases():
     """Sizes where one index chunk is small next to the whole index array."""
@@ -182,14 +175,8 @@ def run_large(name, params, chunks, indices, index_chunks, kwargs, policy):
 LARGE = large_cases()
 
 
-def _marked(failing):
-    return [pytest.param(c, marks=[CHUNK_XFAIL] if c[0] in failing else [], id=c[0]) for c in LARGE]
-
-
 @pytest.mark.parametrize("policy", ["clip", "error"])
-@pytest.mark.parametrize(
-    "large", _marked({"gather_nd[batch_dims=1]", "gather_d", "take_along_axis"})
-)
+@pytest.mark.parametrize("large", LARGE, ids=[c[0] for c in LARGE])
 def test_result_chunks_follow_index_chunks(large, policy):
     name, _, _, indices, index_chunks, kwargs = large
     out = run_large(*large, policy)
@@ -209,7 +196,7 @@ def test_result_chunks_follow_index_chunks(large, policy):
 
 
 @pytest.mark.parametrize("policy", ["clip", "ignore", "error"])
-@pytest.mark.parametrize("large", _marked(set()))
+@pytest.mark.parametrize("large", LARGE, ids=[c[0] for c in LARGE])
 def test_no_task_output_larger_than_params_chunk_times_index_chunk(large, policy):
     name, params, chunks, indices, index_chunks, kwargs = large
     out = run_large(*large, policy)

@@ -170,21 +170,12 @@ def dynamo():
 
 
 COMPILE_CASES = [CASES[0], CASES[3], CASES[4], CASES[5]]  # one per operation
-# Uncommitted work in _policy.py replaced xp.clip by xp.minimum/xp.maximum with Python-int
-# bounds; array-api-compat's torch wrappers then call torch.result_type, which Dynamo cannot
-# put in a graph. See the report of issue 3 for the one-line fix (0-d tensor bounds).
-CLAMP_BREAK = pytest.mark.xfail(
-    strict=True,
-    reason="_policy.clamp: xp.minimum(x, <Python int>) graph-breaks under torch.compile "
-    "(array_api_compat calls torch.result_type); pass 0-d arrays as bounds",
-)
 
 
 def _compile_params():
     for case in COMPILE_CASES:
         for policy in ("ignore", "clip", "wrap", "unchecked"):
-            marks = [CLAMP_BREAK] if policy in ("clip", "unchecked") else []
-            yield pytest.param(case, policy, id=f"{case[0]}-{policy}", marks=marks)
+            yield pytest.param(case, policy, id=f"{case[0]}-{policy}")
 
 
 @pytest.mark.parametrize(("case", "policy"), list(_compile_params()))

@@ -99,6 +99,23 @@ def flat_index_dtype(xp, largest: int):
     return xp.int32
 
 
+def clamp(xp, values, low: int, high: int):
+    """Clip into ``[low, high]`` (Python ints), in one pass where the backend has one.
+
+    array-api-compat's ``clip`` broadcasts its bounds to full arrays first (on Dask, one block
+    as large as all of `values`), and its ``minimum`` with a Python int calls
+    ``torch.result_type``, which breaks ``torch.compile`` graphs; NumPy's and PyTorch's own
+    clip take scalars in one pass.
+    """
+    if aac.is_numpy_namespace(xp):
+        return np.clip(values, low, high)
+    if aac.is_torch_namespace(xp):
+        import torch
+
+        return torch.clamp(values, low, high)
+    return xp.minimum(xp.maximum(values, low), high)
+
+
 def prefers_take_along_axis(xp) -> bool:
     """Whether batched gathers should keep their batch axes and use ``take_along_axis``.
 

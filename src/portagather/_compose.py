@@ -6,7 +6,7 @@ import math
 
 import array_api_compat as aac
 
-from ._backends import prefers_take_along_axis
+from ._backends import dask_take_along, prefers_take_along_axis
 
 
 def take_along(xp, x, indices, axis: int):
@@ -22,6 +22,8 @@ def take_along(xp, x, indices, axis: int):
       into the middle block. Leading and trailing axes along which the indices do not vary
       stay out of the index arithmetic, so the flat index array is never larger than needed.
     """
+    if aac.is_dask_array(x):  # Dask has no take_along_axis; a reshape there would rechunk
+        return dask_take_along(x, indices, axis)
     ndim = x.ndim
     varying = [d for d in range(ndim) if d != axis and indices.shape[d] != 1]
     if not varying:

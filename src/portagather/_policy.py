@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._backends import clamp
+
 POLICIES = ("error", "ignore", "clip", "wrap", "unchecked")
 
 # TensorFlow's spellings. "" and "DEFAULT" mean TensorFlow's documented default, which
@@ -58,9 +60,3 @@ def fix_component(xp, component, n: int, policy: str, allow_negative: bool):
     if policy == "clip":
         return clamp(xp, component, 0, n - 1)
     return component
-
-
-def clamp(xp, values, low: int, high: int):
-    """``clip`` with Python-int bounds. array-api-compat's ``clip`` broadcasts the bounds to
-    full arrays first (on Dask, one block as large as all of `values`); this does not."""
-    return xp.minimum(xp.maximum(values, low), high)
