@@ -28,6 +28,8 @@ def as_arrays(data, indices, data_name: str, index_name: str):
     data_is_array = aac.is_array_api_obj(data)
     index_is_array = aac.is_array_api_obj(indices)
     if data_is_array and index_is_array:
+        if type(data) is type(indices):  # one lookup on the common path
+            return aac.array_namespace(data), data, indices
         data_ns = aac.array_namespace(data)
         index_ns = aac.array_namespace(indices)
         if data_ns is not index_ns:

@@ -50,6 +50,21 @@ def is_traced(x) -> bool:
     return isinstance(jnp.zeros((), dtype=bool), tracer)
 
 
+def reads_cheaply(x) -> bool:
+    """Whether reading values of `x` into Python is cheap and harmless: host memory, and not
+    under ``torch.compile`` (where a branch on them would break the graph). On an accelerator
+    it would wait for the device."""
+    if aac.is_numpy_array(x) or aac.is_array_api_strict_namespace(aac.array_namespace(x)):
+        return True
+    if aac.is_torch_array(x):
+        import torch
+
+        return x.device.type == "cpu" and not torch.compiler.is_compiling()
+    if aac.is_jax_array(x):
+        return all(d.platform == "cpu" for d in x.devices())
+    return False
+
+
 def is_symbolic(x) -> bool:
     """True for an ndonnx array that only describes a graph input (it has no values)."""
     if not aac.is_ndonnx_array(x):
@@ -116,15 +131,60 @@ def clamp(xp, values, low: int, high: int):
     return xp.minimum(xp.maximum(values, low), high)
 
 
-def prefers_take_along_axis(xp) -> bool:
-    """Whether batched gathers should keep their batch axes and use ``take_along_axis``.
+def prefers_take_along_axis(xp, elementwise: bool) -> bool:
+    """Whether a gather whose indices vary across axes should use ``take_along_axis``.
 
     JAX: a batch-preserving gather stays shard-local when the batch axis is sharded, where
-    flattening the batch into the gathered axis makes XLA insert collectives. Backends without
-    a broadcasting ``take_along_axis`` (Dask has none, ndonnx's does not broadcast) and NumPy,
-    where one ``take`` on flat indices is faster, compose with ``take``.
+    flattening the batch into the gathered axis makes XLA insert collectives. PyTorch: its
+    ``gather`` when nothing is broadcast (``elementwise``); with broadcasting it would expand
+    the indices first. Otherwise one ``take`` on flat indices: NumPy's is faster than its
+    ``take_along_axis``, and ndonnx's ``take_along_axis`` does not broadcast.
     """
-    return aac.is_jax_namespace(xp) or aac.is_torch_namespace(xp)
+    return aac.is_jax_namespace(xp) or (elementwise and aac.is_torch_namespace(xp))
+
+
+def backend_take_along_axis(xp, x, indices, axis: int, elementwise: bool):
+    """The backend's ``take_along_axis``; PyTorch's ``gather`` where nothing is broadcast
+    (array-api-compat's ``take_along_axis`` adds passes for negative indices, which the
+    policies have already removed)."""
+    if elementwise and aac.is_torch_namespace(xp):
+        import torch
+
+        return torch.gather(x, axis, indices)
+    return xp.take_along_axis(x, indices, axis=axis)
+
+
+def take(xp, x, indices, axis: int):
+    """The standard's ``take`` for 1-d indices already mapped into ``[0, x.shape[axis])``.
+
+    NumPy: ``mode="clip"`` clamps inside the take at no cost, so ``"unchecked"`` needs no
+    clamping pass of its own (see ``take_clamps``). PyTorch: ``index_select`` directly;
+    array-api-compat's ``take`` first maps negative indices, three passes the policies have
+    already made unnecessary.
+    """
+    if aac.is_numpy_namespace(xp):
+        return np.take(x, indices, axis=axis, mode="clip")
+    if aac.is_torch_namespace(xp):
+        import torch
+
+        return torch.index_select(x, axis, indices)
+    return xp.take(x, indices, axis=axis)
+
+
+def take_clamps(xp) -> bool:
+    """Whether ``take`` itself keeps out-of-range flat indices inside the array."""
+    return aac.is_numpy_namespace(xp)
+
+
+def value_range(xp, x) -> tuple[int, int]:
+    """``(min, max)`` of an eager integer array as Python ints; PyTorch's ``aminmax`` is one
+    pass and several times faster than its ``min`` and ``max``."""
+    if aac.is_torch_namespace(xp):
+        import torch
+
+        low, high = torch.aminmax(x)
+        return int(low), int(high)
+    return int(xp.min(x)), int(xp.max(x))
 
 
 def enforce_lazily(xp, bad, values, report, result):

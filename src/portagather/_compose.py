@@ -6,15 +6,16 @@ import math
 
 import array_api_compat as aac
 
-from ._backends import dask_take_along, prefers_take_along_axis
+from ._backends import backend_take_along_axis, dask_take_along, prefers_take_along_axis, take
 
 
 def take_along(xp, x, indices, axis: int):
     """``take_along_axis`` with broadcasting, for indices already in ``[0, x.shape[axis])``.
 
     `x` and `indices` have the same rank and broadcast against each other on every axis but
-    `axis`. Three compositions, all one gather:
+    `axis`. Four compositions, all one gather:
 
+    - Dask: ``dask_take_along``, one task per index block (Dask has no ``take_along_axis``);
     - the indices vary along `axis` only: one ``take`` on `x` as it is;
     - the backend prefers it (see ``prefers_take_along_axis``): its ``take_along_axis``,
       which keeps batch axes as axes;
@@ -22,18 +23,19 @@ def take_along(xp, x, indices, axis: int):
       into the middle block. Leading and trailing axes along which the indices do not vary
       stay out of the index arithmetic, so the flat index array is never larger than needed.
     """
-    if aac.is_dask_array(x):  # Dask has no take_along_axis; a reshape there would rechunk
+    if aac.is_dask_array(x):  # a reshape of a Dask array would rechunk it
         return dask_take_along(x, indices, axis)
     ndim = x.ndim
-    varying = [d for d in range(ndim) if d != axis and indices.shape[d] != 1]
-    if not varying:
-        return xp.take(x, xp.reshape(indices, (-1,)), axis=axis)
-    if prefers_take_along_axis(xp):
-        return xp.take_along_axis(x, indices, axis=axis)
-
     out_shape = tuple(
         x.shape[d] if d != axis and indices.shape[d] == 1 else indices.shape[d] for d in range(ndim)
     )
+    varying = [d for d in range(ndim) if d != axis and indices.shape[d] != 1]
+    if not varying:
+        return _take_block(xp, x, xp.reshape(indices, (-1,)), axis, out_shape)
+    elementwise = all(x.shape[d] == indices.shape[d] for d in range(ndim) if d != axis)
+    if prefers_take_along_axis(xp, elementwise):
+        return backend_take_along_axis(xp, x, indices, axis, elementwise)
+
     lead = min(axis, varying[0])
     stop = max(axis, varying[-1]) + 1
     middle = x.shape[lead:stop]
@@ -49,7 +51,21 @@ def take_along(xp, x, indices, axis: int):
         shape[k] = out_shape[d]
         position = xp.arange(out_shape[d], dtype=indices.dtype, device=device)
         flat = flat + xp.reshape(position, tuple(shape)) * strides[k]
-    flat = xp.broadcast_to(flat, out_shape[lead:stop])
+    if tuple(flat.shape) != out_shape[lead:stop]:
+        flat = xp.broadcast_to(flat, out_shape[lead:stop])  # NumPy's take copies such a view
     blocks = (math.prod(x.shape[:lead]), math.prod(middle), math.prod(x.shape[stop:]))
-    gathered = xp.take(xp.reshape(x, blocks), xp.reshape(flat, (-1,)), axis=1)
-    return xp.reshape(gathered, out_shape)
+    return _take_block(xp, xp.reshape(x, blocks), xp.reshape(flat, (-1,)), 1, out_shape)
+
+
+def _take_block(xp, x, flat, axis: int, out_shape):
+    """One ``take`` of the 1-d `flat` along `axis`, reshaped to `out_shape`.
+
+    With nothing before `axis`, the take runs on an ``(n,)`` or ``(n, tail)`` view: the
+    backends' simplest gather (PyTorch's ``index_select`` on a 4-d view with unit axes is
+    several times slower).
+    """
+    if math.prod(x.shape[:axis]) == 1:
+        tail = math.prod(x.shape[axis + 1 :])
+        block = (x.shape[axis],) if tail == 1 else (x.shape[axis], tail)
+        return xp.reshape(take(xp, xp.reshape(x, block), flat, 0), out_shape)
+    return xp.reshape(take(xp, x, flat, axis), out_shape)

@@ -9,15 +9,40 @@ from dataclasses import dataclass
 class BadIndex:
     """How to describe a bad index of one call; small and picklable (it travels in Dask graphs).
 
-    `name` is the index argument, `vector` says whether index vectors lie along its last
-    axis (``gather_nd``), `subject` names the data, e.g. "params of shape (2, 2)", and `tail`
-    ends the sentence, e.g. "does not index into params of shape (2, 2)".
+    Holds the facts only; the sentences are written when an error is raised, not on every call.
+    `name` is the index argument and `data_name` the data argument, of shape `shape`.
+    ``gather_nd`` (`vector`: index vectors along the last axis) addresses
+    ``shape[axis:axis + depth]`` after `axis` batch dims; the other operations address
+    ``shape[axis]``, called `axis_word` (``"dim"`` for ``gather_d``), negatives counting from
+    the end where `allow_negative`.
     """
 
     name: str
     vector: bool
-    subject: str
-    tail: str
+    data_name: str
+    shape: tuple[int, ...]
+    axis: int
+    depth: int = 0
+    allow_negative: bool = False
+    axis_word: str = "axis"
+
+    @property
+    def subject(self) -> str:
+        return f"{self.data_name} of shape {self.shape}"
+
+    @property
+    def tail(self) -> str:
+        if self.vector:
+            if not self.axis:
+                return f"does not index into {self.subject}"
+            b, stop = self.axis, self.axis + self.depth
+            return (
+                f"does not index into {self.data_name}.shape[{b}:{stop}] = "
+                f"{self.shape[b:stop]} ({self.subject}, batch_dims={b})"
+            )
+        n = self.shape[self.axis]
+        low = -n if self.allow_negative else 0
+        return f"is out of range [{low}, {n}) for {self.axis_word} {self.axis} of {self.subject}"
 
     def text(self, position: tuple[int, ...], value) -> str:
         where = ", ".join(str(p) for p in position)

@@ -133,14 +133,6 @@ def gather_nd(params, indices, *, batch_dims=0, bad_indices="error", fill_value=
     batch, grid, inner = shape[:b], index_shape[b:-1], shape[b + depth :]
     groups, vectors, block = math.prod(batch), math.prod(grid), math.prod(indexed)
     width = math.prod(inner)
-    subject = f"params of shape {shape}"
-    if b:
-        tail = (
-            f"does not index into params.shape[{b}:{b + depth}] = {indexed} "
-            f"({subject}, batch_dims={b})"
-        )
-    else:
-        tail = f"does not index into {subject}"
 
     def compose(flat):
         data = xp.reshape(params, (groups, 1, block, width))
@@ -156,7 +148,7 @@ def gather_nd(params, indices, *, batch_dims=0, bad_indices="error", fill_value=
         keep_shape=batch + grid + (1,) * len(inner),
         largest=math.prod(shape) - 1,
         compose=compose,
-        report=BadIndex("indices", True, subject, tail),
+        report=BadIndex("indices", True, "params", shape, b, depth),
     )
     return run(xp, params, indices, plan, policy, fill_value)
 
@@ -223,7 +215,6 @@ def gather(params, indices, *, axis=None, batch_dims=0, bad_indices="error", fil
     n = shape[axis]
     batch, outer, grid, inner = shape[:b], shape[b:axis], index_shape[b:], shape[axis + 1 :]
     groups, rows, vectors, width = (math.prod(s) for s in (batch, outer, grid, inner))
-    subject = f"params of shape {shape}"
 
     def compose(flat):
         data = xp.reshape(params, (groups, rows, n, width))
@@ -239,9 +230,7 @@ def gather(params, indices, *, axis=None, batch_dims=0, bad_indices="error", fil
         keep_shape=batch + (1,) * len(outer) + grid + (1,) * len(inner),
         largest=math.prod(shape) - 1,
         compose=compose,
-        report=BadIndex(
-            "indices", False, subject, f"is out of range [0, {n}) for axis {axis} of {subject}"
-        ),
+        report=BadIndex("indices", False, "params", shape, axis),
     )
     return run(xp, params, indices, plan, policy, fill_value)
 
@@ -297,7 +286,6 @@ def gather_d(x, dim, index, *, bad_indices="error", fill_value=0):
             f"index.shape = {index_shape} and x.shape = {shape} (d = {too_big[0]})"
         )
     n = shape[dim]
-    subject = f"x of shape {shape}"
     block = tuple(slice(None) if d == dim else slice(0, index_shape[d]) for d in range(rank))
     leading = (*index_shape[:dim], n, *index_shape[dim + 1 :])
 
@@ -314,9 +302,7 @@ def gather_d(x, dim, index, *, bad_indices="error", fill_value=0):
         keep_shape=index_shape,
         largest=math.prod(leading) - 1,
         compose=compose,
-        report=BadIndex(
-            "index", False, subject, f"is out of range [{-n}, {n}) for dim {dim} of {subject}"
-        ),
+        report=BadIndex("index", False, "x", shape, dim, allow_negative=True, axis_word="dim"),
     )
     return run(xp, x, index, plan, policy, fill_value)
 
@@ -381,7 +367,6 @@ def take_along_axis(x, indices, /, *, axis=-1, bad_indices="error", fill_value=0
                 f"(axis {d})"
             )
     n = shape[axis]
-    subject = f"x of shape {shape}"
     plan = Plan(
         sizes=(n,),
         strides=(1,),
@@ -391,8 +376,6 @@ def take_along_axis(x, indices, /, *, axis=-1, bad_indices="error", fill_value=0
         keep_shape=index_shape,
         largest=math.prod(shape) - 1,
         compose=lambda flat: take_along(xp, x, flat, axis=axis),
-        report=BadIndex(
-            "indices", False, subject, f"is out of range [{-n}, {n}) for axis {axis} of {subject}"
-        ),
+        report=BadIndex("indices", False, "x", shape, axis, allow_negative=True),
     )
     return run(xp, x, indices, plan, policy, fill_value)

@@ -16,14 +16,18 @@ import array_api_compat as aac
 
 from ._arrays import fill_array, to_wide
 from ._backends import (
+    clamp,
     enforce_lazily,
     flat_index_dtype,
     is_symbolic,
     is_traced,
+    reads_cheaply,
+    take_clamps,
+    value_range,
     wide_index_dtype,
 )
 from ._errors import BadIndex, raise_first_bad
-from ._policy import clamp, component_in_range, fix_component, resolve_default
+from ._policy import component_in_range, fix_component, resolve_default
 
 
 @dataclass(frozen=True)
@@ -83,22 +87,31 @@ def run(xp, data, indices, plan: Plan, policy: str, fill_value):
     else:
         components = [values]
     lazy_bad = keep = None
-    if policy == "error":
-        if traced or aac.is_dask_array(values):
-            bad = ~_in_range(xp, values, components, plan)
-            if aac.is_dask_array(bad):
-                lazy_bad = bad
-            else:
-                enforce_lazily(xp, bad, indices, plan.report, None)
-            policy = "unchecked"  # the check stands apart; compute safely meanwhile
-        elif _any_out_of_range(xp, components, plan):
-            raise_first_bad(xp, ~_in_range(xp, values, components, plan), indices, plan.report)
+    # Whether some value is negative, once a range read has shown every index valid (None:
+    # not known). Valid indices need no clamp or wrap, and no negatives need no three-pass
+    # count from the end; the range costs read-only reductions and no temporaries.
+    negatives = None
+    eager = not (traced or aac.is_dask_array(values))
+    if policy == "error" and not eager:
+        bad = ~_in_range(xp, values, components, plan)
+        if aac.is_dask_array(bad):
+            lazy_bad = bad
+        else:
+            enforce_lazily(xp, bad, indices, plan.report, None)
+        policy = "unchecked"  # the check stands apart; compute safely meanwhile
     elif policy == "ignore":
         keep = _in_range(xp, values, components, plan)
+    elif eager and (policy == "error" or _range_read_pays(xp, values, policy, plan)):
+        negatives = _check_range(xp, values, components, plan)
+        if negatives is not None:
+            policy = "error"  # every index is valid: nothing to clamp or wrap
+        elif policy == "error":
+            raise_first_bad(xp, ~_in_range(xp, values, components, plan), indices, plan.report)
+    allow_negative = plan.allow_negative and negatives is not False
 
     flat = None
     for component, n, stride in zip(components, plan.sizes, plan.strides, strict=True):
-        term = fix_component(xp, component, n, policy, plan.allow_negative)
+        term = fix_component(xp, component, n, policy, allow_negative)
         term = term if stride == 1 else term * stride
         flat = term if flat is None else flat + term
     if flat is None:  # index depth 0: every index vector selects the whole block
@@ -106,7 +119,7 @@ def run(xp, data, indices, plan: Plan, policy: str, fill_value):
         flat = xp.zeros(grid, dtype=values.dtype, device=device)
     if keep is not None:
         flat = xp.where(keep, flat, 0)
-    elif policy == "unchecked":
+    elif policy == "unchecked" and not take_clamps(xp):
         # One clamp of the flat index keeps every read inside the array.
         flat = clamp(xp, flat, 0, math.prod(plan.sizes) - 1)
     flat = xp.astype(flat, flat_dtype, copy=False)
@@ -120,13 +133,38 @@ def run(xp, data, indices, plan: Plan, policy: str, fill_value):
     return out
 
 
-def _any_out_of_range(xp, components, plan: Plan) -> bool:
-    """Eager check in two reductions per component, with no temporary arrays."""
+def _range_read_pays(xp, values, policy: str, plan: Plan) -> bool:
+    """Whether reading the index range first saves passes under `policy`.
+
+    Only where values read cheaply (``reads_cheaply``): ``"clip"``, ``"wrap"`` and
+    ``"unchecked"`` never need to read them. Not for ``"unchecked"`` where the backend's
+    ``take`` clamps anyway and nothing counts from the end.
+    """
+    if not reads_cheaply(values):
+        return False
+    return policy != "unchecked" or plan.allow_negative or not take_clamps(xp)
+
+
+def _check_range(xp, values, components, plan: Plan):
+    """Eager check with read-only reductions and no temporary arrays.
+
+    Returns None when some index is bad, else whether any value is negative. One range of the
+    whole (contiguous) index array settles the common case where it fits the shortest axis;
+    otherwise each component is checked on its own.
+    """
+    if not plan.sizes:
+        return False
+    shortest = min(plan.sizes)
+    low, high = value_range(xp, values)
+    if low >= (-shortest if plan.allow_negative else 0) and high < shortest:
+        return low < 0
+    negative = False
     for component, n in zip(components, plan.sizes, strict=True):
-        low = -n if plan.allow_negative else 0
-        if int(xp.min(component)) < low or int(xp.max(component)) >= n:
-            return True
-    return False
+        low, high = value_range(xp, component)
+        if low < (-n if plan.allow_negative else 0) or high >= n:
+            return None
+        negative = negative or low < 0
+    return negative
 
 
 def _in_range(xp, values, components, plan: Plan):
