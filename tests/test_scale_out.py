@@ -179,3 +179,13 @@ def test_batch_sharded_jax_gathers_stay_local():
         assert facts["collectives"] == dict.fromkeys(facts["collectives"], 0), (name, facts)
         assert facts["spec"][0] == "batch", (name, facts)
         assert facts["bytes_per_device"] == 16 * 12 * 3 * 4 // 8
+
+
+def test_dask_cluster_example_runs():
+    pytest.importorskip("distributed")
+    example = os.path.join(os.path.dirname(__file__), "..", "examples", "dask_cluster.py")
+    args = ["--size", "200", "--chunk", "50", "--vectors", "4000"]
+    done = subprocess.run([sys.executable, example, *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "gathered 4000 points from params (200, 200) in (4, 4) blocks" in done.stdout
+    assert "a sample matches" in done.stdout
