@@ -109,11 +109,6 @@ def test_no_task_materialises_params(data):
         assert largest <= params.nbytes / 4, (name, largest, params.nbytes)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gather_nd reshapes params to one flat axis, and Dask merges the chunks along the "
-    "flattened trailing axes (8 here); a chunk-local routing composition is still to do",
-)
 def test_no_task_holds_more_than_a_few_params_chunks(data):
     params = data[0]
     chunk_bytes = CHUNK * CHUNK * params.itemsize

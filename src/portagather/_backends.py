@@ -13,6 +13,7 @@ None of these modules imports jax, torch or dask at import time; they are looked
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 
@@ -310,6 +311,79 @@ def _raise_first_bad(parts, report):
 
 def _first_argument(block, _verdict):
     return block
+
+
+def dask_gather_axes(params, flat, batch_dims: int, axis: int, depth: int):
+    """:func:`~portagather._compose.gather_axes` on Dask, with no block of params merged.
+
+    One task per result block; the result's blocks are params' blocks on the batch, outer and
+    inner axes and `flat`'s blocks on the index grid. Each task reads the params blocks along
+    the gathered axes as a nested list, never concatenated, and picks from each the positions
+    that fall inside it.
+    """
+    import dask.array as da
+
+    b, stop = batch_dims, axis + depth
+    if flat.chunks[:b] != params.chunks[:b]:  # batch blocks pair up with params' blocks
+        flat = flat.rechunk(params.chunks[:b] + flat.chunks[b:])
+    grid = flat.ndim - b
+    batch = tuple(f"b{k}" for k in range(b))
+    outer = tuple(f"p{k}" for k in range(axis - b))
+    gathered = tuple(f"s{k}" for k in range(depth))
+    inner = tuple(f"t{k}" for k in range(params.ndim - stop))
+    grid_ind = tuple(f"i{k}" for k in range(grid))
+    bounds = [tuple(int(e) for e in np.cumsum((0, *params.chunks[d]))) for d in range(axis, stop)]
+    return da.blockwise(
+        _gather_axes_blocks,
+        batch + outer + grid_ind + inner,
+        params,
+        batch + outer + gathered + inner,
+        flat,
+        batch + grid_ind,
+        concatenate=False,
+        sizes=tuple(params.shape[axis:stop]),
+        bounds=bounds,
+        batch_dims=b,
+        outer=axis - b,
+        dtype=params.dtype,
+        meta=np.empty((0,) * (params.ndim - depth + grid), dtype=params.dtype),
+    )
+
+
+def _gather_axes_blocks(params_blocks, flat_block, sizes, bounds, batch_dims, outer):
+    flat_block = np.asarray(flat_block)
+    coords = np.unravel_index(flat_block, sizes) if sizes else ()
+    b, grid = batch_dims, flat_block.ndim - batch_dims
+    # Batch positions, broadcast against the index grid, for NumPy's advanced indexing.
+    batch = [
+        np.arange(flat_block.shape[k]).reshape((1,) * k + (-1,) + (1,) * (b - k - 1 + grid))
+        for k in range(b)
+    ]
+    out = None
+    for block_index in itertools.product(*(range(len(e) - 1) for e in bounds)):
+        block = params_blocks
+        for i in block_index:
+            block = block[i]
+        block = np.asarray(block)
+        inside = np.ones(flat_block.shape, dtype=bool)
+        local = []
+        for c, i, edges in zip(coords, block_index, bounds, strict=True):
+            inside &= (c >= edges[i]) & (c < edges[i + 1])
+            local.append(c - edges[i])
+        local = [np.where(inside, c, 0) for c in local]
+        if not sizes:  # index depth 0: a unit axis to index, so the grid axes appear
+            block = np.expand_dims(block, b + outer)
+            local = [np.zeros(flat_block.shape, dtype=np.intp)]
+        # Batch and gathered axes first: one advanced index puts batch+grid in front.
+        order = [*range(b), *range(b + outer, b + outer + len(local))]
+        rest = [d for d in range(block.ndim) if d not in order]
+        picked = np.transpose(block, order + rest)[(*batch, *local)]
+        mask = inside.reshape(inside.shape + (1,) * (picked.ndim - inside.ndim))
+        out = picked if out is None else np.where(mask, picked, out)
+    # (batch, grid, outer, inner) -> (batch, outer, grid, inner)
+    axes = list(range(out.ndim))
+    grid_axes, outer_axes = axes[b : b + grid], axes[b + grid : b + grid + outer]
+    return np.transpose(out, axes[:b] + outer_axes + grid_axes + axes[b + grid + outer :])
 
 
 def dask_take_along(x, indices, axis: int):

@@ -6,7 +6,34 @@ import math
 
 import array_api_compat as aac
 
-from ._backends import backend_take_along_axis, dask_take_along, prefers_take_along_axis, take
+from ._backends import (
+    backend_take_along_axis,
+    dask_gather_axes,
+    dask_take_along,
+    prefers_take_along_axis,
+    take,
+)
+
+
+def gather_axes(xp, params, flat, batch_dims: int, axis: int, depth: int):
+    """Gather ``depth`` consecutive axes of `params`, from `axis` on, at flat positions.
+
+    `flat` has shape ``params.shape[:batch_dims] + grid`` and values in
+    ``[0, prod(params.shape[axis:axis + depth]))``, row-major over those axes. The result has
+    shape ``params.shape[:axis] + grid + params.shape[axis + depth:]``: ``gather_nd`` is
+    ``axis == batch_dims``, ``gather`` is ``depth == 1``. Anywhere but on Dask, params is viewed
+    as ``(batch, outer, gathered, inner)`` blocks for one :func:`take_along`; on Dask, where
+    that reshape would merge params chunks, ``dask_gather_axes`` gathers block by block.
+    """
+    shape, b = tuple(params.shape), batch_dims
+    grid = tuple(flat.shape[b:])
+    out_shape = shape[:axis] + grid + shape[axis + depth :]
+    if aac.is_dask_array(params):
+        return dask_gather_axes(params, flat, b, axis, depth)
+    blocks = [math.prod(s) for s in (shape[:b], shape[b:axis], shape[axis : axis + depth])]
+    data = xp.reshape(params, (*blocks, math.prod(shape[axis + depth :])))
+    index = xp.reshape(flat, (blocks[0], 1, math.prod(grid), 1))
+    return xp.reshape(take_along(xp, data, index, axis=2), out_shape)
 
 
 def take_along(xp, x, indices, axis: int):

@@ -6,7 +6,7 @@ import math
 import operator
 
 from ._arrays import as_arrays, check_index_dtype, static_shape
-from ._compose import take_along
+from ._compose import gather_axes, take_along
 from ._errors import BadIndex
 from ._pipeline import Plan, run
 from ._policy import normalize_policy
@@ -131,13 +131,6 @@ def gather_nd(params, indices, *, batch_dims=0, bad_indices="error", fill_value=
     b = batch_dims
     indexed = shape[b : b + depth]
     batch, grid, inner = shape[:b], index_shape[b:-1], shape[b + depth :]
-    groups, vectors, block = math.prod(batch), math.prod(grid), math.prod(indexed)
-    width = math.prod(inner)
-
-    def compose(flat):
-        data = xp.reshape(params, (groups, 1, block, width))
-        gathered = take_along(xp, data, xp.reshape(flat, (groups, 1, vectors, 1)), axis=2)
-        return xp.reshape(gathered, batch + grid + inner)
 
     plan = Plan(
         sizes=indexed,
@@ -147,7 +140,7 @@ def gather_nd(params, indices, *, batch_dims=0, bad_indices="error", fill_value=
         out_shape=batch + grid + inner,
         keep_shape=batch + grid + (1,) * len(inner),
         largest=math.prod(shape) - 1,
-        compose=compose,
+        compose=lambda flat: gather_axes(xp, params, flat, b, b, depth),
         report=BadIndex("indices", True, "params", shape, b, depth),
     )
     return run(xp, params, indices, plan, policy, fill_value)
@@ -214,12 +207,6 @@ def gather(params, indices, *, axis=None, batch_dims=0, bad_indices="error", fil
 
     n = shape[axis]
     batch, outer, grid, inner = shape[:b], shape[b:axis], index_shape[b:], shape[axis + 1 :]
-    groups, rows, vectors, width = (math.prod(s) for s in (batch, outer, grid, inner))
-
-    def compose(flat):
-        data = xp.reshape(params, (groups, rows, n, width))
-        gathered = take_along(xp, data, xp.reshape(flat, (groups, 1, vectors, 1)), axis=2)
-        return xp.reshape(gathered, batch + outer + grid + inner)
 
     plan = Plan(
         sizes=(n,),
@@ -229,7 +216,7 @@ def gather(params, indices, *, axis=None, batch_dims=0, bad_indices="error", fil
         out_shape=batch + outer + grid + inner,
         keep_shape=batch + (1,) * len(outer) + grid + (1,) * len(inner),
         largest=math.prod(shape) - 1,
-        compose=compose,
+        compose=lambda flat: gather_axes(xp, params, flat, b, axis, 1),
         report=BadIndex("indices", False, "params", shape, axis),
     )
     return run(xp, params, indices, plan, policy, fill_value)
