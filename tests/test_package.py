@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import portagather as pg
-from portagather import _backends
+from portagather._dispatch import engine_for
 
 
 def test_import_pulls_in_no_backend():
@@ -45,7 +45,7 @@ def test_flat_index_width(module, largest, expected):
     import array_api_compat
 
     xp = array_api_compat.array_namespace(importlib.import_module(module).asarray(np.zeros(1)))
-    assert _backends.flat_index_dtype(xp, largest) == getattr(xp, expected)
+    assert engine_for(xp).flat_index_dtype(xp, largest) == getattr(xp, expected)
 
 
 def test_jax_without_x64_refuses_more_than_int32_positions():
@@ -75,4 +75,4 @@ def test_jax_with_x64_uses_int64_for_large_arrays():
 
     with jax.enable_x64(True):
         xp = array_api_compat.array_namespace(jnp.zeros(1))
-        assert _backends.flat_index_dtype(xp, 2**31) == jnp.int64
+        assert engine_for(xp).flat_index_dtype(xp, 2**31) == jnp.int64

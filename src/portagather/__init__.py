@@ -2,8 +2,14 @@
 the Python array API standard, for NumPy, JAX, PyTorch, Dask, CuPy, ndonnx and
 array-api-strict."""
 
-from ._ops import gather, gather_d, gather_nd, take_along_axis
-from ._policy import POLICIES
+from importlib.metadata import PackageNotFoundError, version
+
+from ._api import gather, gather_d, gather_nd, take_along_axis
+from ._indices import POLICIES
 
 __all__ = ["POLICIES", "gather", "gather_d", "gather_nd", "take_along_axis"]
-__version__ = "0.1.0"
+
+try:
+    __version__ = version("portagather")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0+unknown"

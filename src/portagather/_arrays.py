@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import array_api_compat as aac
 import numpy as np
 
@@ -73,39 +76,94 @@ def static_shape(x, name: str) -> tuple[int, ...]:
     return tuple(int(s) for s in shape)
 
 
-def fill_array(xp, fill_value, dtype, device):
-    """`fill_value` as a 0-d array of `dtype`; 0 stands for the dtype's zero ("" for strings)."""
-    if isinstance(fill_value, int | float) and not isinstance(fill_value, bool) and fill_value == 0:
-        return xp.zeros((), dtype=dtype, device=device)
-    return xp.astype(xp.asarray(fill_value, device=device), dtype)
+def fill_array(xp: Any, fill_value: object, data: Any) -> Any:
+    """`fill_value` as a 0-d array of data's dtype; 0 stands for the dtype's zero ("" for
+    strings).
 
-
-def to_wide(xp, indices, wide, wrap_sizes=None, vector=False):
-    """Cast integer indices to the signed dtype `wide` without wrapping big unsigned values.
-
-    Unsigned values that `wide` cannot hold come out of the cast negative. They are out of
-    range for any array that fits in memory, so they become `wide`'s maximum; under ``"wrap"``
-    (`wrap_sizes` given, one per component along the last axis when `vector`) they become
-    their true remainder instead. Only casts and signed arithmetic are used: PyTorch has no
-    comparison or remainder for uint64.
+    One rule on every backend: only scalars (Python scalars or 0-d arrays); ``None`` and
+    other non-numbers are a TypeError, and a value that the dtype cannot hold exactly (300
+    into int8, 0.5 or NaN into an integer dtype, 1e300 into float32) is a ValueError naming
+    the value and the dtype. Floats round to the nearest value of a floating dtype.
     """
-    if indices.dtype == wide:
-        return indices
-    too_big = not xp.isdtype(indices.dtype, "signed integer") and int(
-        xp.iinfo(indices.dtype).max
-    ) > int(xp.iinfo(wide).max)
-    values = xp.astype(indices, wide)
-    if not too_big:
-        return values
-    if wrap_sizes is None:
-        return xp.where(values < 0, int(xp.iinfo(wide).max), values)
-    # A value v >= 2**(bits-1) arrives as v - 2**bits, and v % n == (w % n + 2**bits % n) % n.
-    span = 2 ** int(xp.iinfo(indices.dtype).bits)
-    if vector:
-        device = aac.device(indices)
-        sizes = xp.asarray(wrap_sizes, dtype=wide, device=device)
-        offsets = xp.asarray([span % n for n in wrap_sizes], dtype=wide, device=device)
-    else:
-        sizes, offsets = wrap_sizes[0], span % wrap_sizes[0]
-    wrapped = xp.remainder(xp.remainder(values, sizes) + offsets, sizes)
-    return xp.where(values < 0, wrapped, values)
+    dtype, device = data.dtype, aac.device(data)
+    value = _fill_scalar(fill_value)
+    if value is _TRACED:
+        return xp.astype(fill_value, dtype)
+    if isinstance(value, int | float) and not isinstance(value, bool) and value == 0:
+        return xp.zeros((), dtype=dtype, device=device)
+    _check_fill_fits(xp, value, fill_value, dtype)
+    return xp.asarray(value, dtype=dtype, device=device)
+
+
+_TRACED = object()
+
+
+def _fill_scalar(fill_value: object) -> Any:
+    """The Python scalar of `fill_value`, or ``_TRACED`` for a 0-d array without values."""
+    if isinstance(fill_value, bool | int | float | complex | str | np.generic):
+        return fill_value.item() if isinstance(fill_value, np.generic) else fill_value
+    if fill_value is None or not hasattr(fill_value, "shape"):
+        msg = (
+            "fill_value must be a scalar (a Python bool, int, float, complex or str, or a 0-d "
+            f"array); got {fill_value!r}"
+        )
+        raise TypeError(msg)
+    shape = tuple(fill_value.shape)  # type: ignore[attr-defined]
+    if shape != ():
+        msg = (
+            "fill_value must be a scalar (a Python scalar or a 0-d array); got an array of "
+            f"shape {shape}"
+        )
+        raise ValueError(msg)
+    try:
+        return np.asarray(fill_value).item()
+    except Exception:  # a tracer or a symbolic array: its value is not known here
+        return _TRACED
+
+
+def _dtype_name(dtype: Any) -> str:
+    return str(getattr(dtype, "name", dtype)).removeprefix("torch.")
+
+
+def _check_fill_fits(xp: Any, value: Any, fill_value: object, dtype: Any) -> None:
+    def refuse() -> None:
+        msg = (
+            f"fill_value={fill_value!r} cannot be held exactly by the data's dtype "
+            f"{_dtype_name(dtype)}"
+        )
+        raise ValueError(msg)
+
+    if isinstance(value, str):
+        try:
+            numeric = any(xp.isdtype(dtype, k) for k in _KINDS)
+        except (TypeError, ValueError):  # a string dtype, which the standard does not name
+            numeric = False
+        if numeric:
+            refuse()
+        return
+    try:
+        kind = next(k for k in _KINDS if xp.isdtype(dtype, k))
+    except (StopIteration, TypeError, ValueError):
+        return  # a dtype the standard does not name (strings of a backend): cast as given
+    if kind == "complex floating":
+        return
+    if isinstance(value, complex):
+        if value.imag != 0:
+            refuse()
+        value = value.real
+    if kind == "bool":
+        if value not in (0, 1) or (isinstance(value, float) and not math.isfinite(value)):
+            refuse()
+        return
+    if kind == "real floating":
+        if math.isfinite(value) and abs(value) > float(xp.finfo(dtype).max):
+            refuse()
+        return
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        refuse()
+    info = xp.iinfo(dtype)
+    if not int(info.min) <= int(value) <= int(info.max):
+        refuse()
+
+
+_KINDS = ("bool", "signed integer", "unsigned integer", "real floating", "complex floating")

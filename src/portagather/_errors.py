@@ -1,68 +1,67 @@
-"""Messages for bad index values, shared by the eager, Dask and JAX checks."""
+"""Bad-index facts and their messages, shared by the eager, Dask and JAX checks."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
 class BadIndex:
     """How to describe a bad index of one call; small and picklable (it travels in Dask graphs).
 
-    Holds the facts only; the sentences are written when an error is raised, not on every call.
-    `name` is the index argument and `data_name` the data argument, of shape `shape`.
-    ``gather_nd`` (`vector`: index vectors along the last axis) addresses
-    ``shape[axis:axis + depth]`` after `axis` batch dims; the other operations address
-    ``shape[axis]``, called `axis_word` (``"dim"`` for ``gather_d``), negatives counting from
-    the end where `allow_negative`.
+    Holds facts only; sentences are written when an error is raised, not on every call.
+    `index_name` is the index argument and `data_name` the data argument, of shape
+    `data_shape`. With `vector` (``gather_nd``) the index vectors lie along the index's last
+    axis and address ``data_shape[axis:axis + depth]`` after `axis` batch dims; otherwise one
+    index addresses ``data_shape[axis]``, called `axis_word` (``"dim"`` for ``gather_d``),
+    negatives counting from the end where `allow_negative`.
     """
 
-    name: str
+    index_name: str
     vector: bool
     data_name: str
-    shape: tuple[int, ...]
+    data_shape: tuple[int, ...]
     axis: int
     depth: int = 0
     allow_negative: bool = False
     axis_word: str = "axis"
 
-    @property
-    def subject(self) -> str:
-        return f"{self.data_name} of shape {self.shape}"
+    def data_text(self) -> str:
+        return f"{self.data_name} of shape {self.data_shape}"
 
-    @property
-    def tail(self) -> str:
+    def valid_range_text(self) -> str:
+        """What a bad index fails to satisfy, e.g. ``is out of range [0, 3) for axis 1 of ...``."""
         if self.vector:
             if not self.axis:
-                return f"does not index into {self.subject}"
+                return f"does not index into {self.data_text()}"
             b, stop = self.axis, self.axis + self.depth
             return (
                 f"does not index into {self.data_name}.shape[{b}:{stop}] = "
-                f"{self.shape[b:stop]} ({self.subject}, batch_dims={b})"
+                f"{self.data_shape[b:stop]} ({self.data_text()}, batch_dims={b})"
             )
-        n = self.shape[self.axis]
+        n = self.data_shape[self.axis]
         low = -n if self.allow_negative else 0
-        return f"is out of range [{low}, {n}) for {self.axis_word} {self.axis} of {self.subject}"
+        return (
+            f"is out of range [{low}, {n}) for {self.axis_word} {self.axis} of {self.data_text()}"
+        )
 
-    def text(self, position: tuple[int, ...], value) -> str:
-        where = ", ".join(str(p) for p in position)
-        return f"{self.name}[{where}] = {value} {self.tail}"
-
-    def template(self) -> str:
-        """The same sentence for ``checkify``, which fills in traced values."""
-        return f"{self.name} at position {{position}} = {{value}} {self.tail}"
+    def text(self, position: tuple[Any, ...], value: object) -> str:
+        """``indices[1, 0] = [7, 1] does not index into ...``; a 0-d index has no brackets."""
+        where = f"[{', '.join(str(p) for p in position)}]" if position else ""
+        return f"{self.index_name}{where} = {value} {self.valid_range_text()}"
 
     def empty_axis_text(self) -> str:
         return (
-            f"{self.name} index into an axis of length 0 of {self.subject}; there is nothing "
-            'to read, so only bad_indices="ignore" (which fills) accepts that'
+            f"{self.index_name} addresses an axis of length 0 of {self.data_text()}; there is "
+            'nothing to read, so only bad_indices="ignore" (which fills) accepts that'
         )
 
-    def raise_at(self, position: tuple[int, ...], value):
+    def raise_at(self, position: tuple[int, ...], value: object) -> None:
         raise IndexError(self.text(position, value))
 
 
-def python_value(values, position: tuple[int, ...], vector: bool):
+def python_value(values: Any, position: tuple[int, ...], vector: bool) -> int | list[int]:
     """The index value (or index vector, as a list) at `position`, as Python ints."""
     if not vector:
         return int(values[position])
@@ -70,13 +69,21 @@ def python_value(values, position: tuple[int, ...], vector: bool):
     return [int(values[(*position, j)]) for j in range(depth)]
 
 
-def raise_first_bad(xp, bad, values, report: BadIndex):
-    """Raise the IndexError for the first True of the eager boolean array `bad`."""
-    (flat_positions,) = xp.nonzero(xp.reshape(bad, (-1,)))
-    first = int(flat_positions[0])
+def unravel(flat_position: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The row-major position in `shape` of the `flat_position`-th element."""
     position = []
-    for size in reversed(bad.shape):
-        position.append(first % size)
-        first //= size
-    position = tuple(reversed(position))
+    for size in reversed(shape):
+        position.append(flat_position % size)
+        flat_position //= size
+    return tuple(reversed(position))
+
+
+def raise_first_bad(xp: Any, bad: Any, values: Any, report: BadIndex) -> None:
+    """Raise the IndexError for the first True of the eager boolean array `bad`.
+
+    `values` is the caller's index array, before any cast, so the message shows the value as
+    the caller wrote it.
+    """
+    (flat_positions,) = xp.nonzero(xp.reshape(bad, (-1,)))
+    position = unravel(int(flat_positions[0]), tuple(bad.shape))
     report.raise_at(position, python_value(values, position, report.vector))

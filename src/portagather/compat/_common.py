@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import operator
+
 import array_api_compat as aac
 
 from .._arrays import as_arrays
@@ -37,6 +39,8 @@ def count_from_end(data, indices, sizes_of, vector: bool):
 def axis_size(axis):
     """``sizes_of`` for a gather along `axis`: ``(shape[axis],)``, or None if out of range."""
 
+    axis = as_int(axis)
+
     def sizes_of(shape, _index_shape):
         if (
             not isinstance(axis, int)
@@ -47,3 +51,14 @@ def axis_size(axis):
         return (shape[axis],)
 
     return sizes_of
+
+
+def as_int(value):
+    """A NumPy integer means what the Python int means; other values go to the core as given
+    (which names them in its error)."""
+    if isinstance(value, bool):
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        return value

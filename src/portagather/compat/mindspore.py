@@ -18,7 +18,7 @@ What differs from MindSpore:
 
 from __future__ import annotations
 
-from .. import _ops
+from .. import _api
 from ._common import axis_size, count_from_end
 
 __all__ = ["GatherD", "GatherNd", "gather", "gather_d", "gather_elements", "gather_nd"]
@@ -37,7 +37,7 @@ def gather_d(x, dim, index):
     array([[1, 2],
            [4, 3]])
     """
-    return _ops.gather_d(x, dim, index)
+    return _api.gather_d(x, dim, index)
 
 
 def gather_elements(input, dim, index):
@@ -50,7 +50,7 @@ def gather_elements(input, dim, index):
     >>> ops.gather_elements(np.array([[1, 2], [3, 4]]), 0, np.array([[1, 0]]))
     array([[3, 2]])
     """
-    return _ops.gather_d(input, dim, index)
+    return _api.gather_d(input, dim, index)
 
 
 class GatherD:
@@ -66,7 +66,7 @@ class GatherD:
     """
 
     def __call__(self, x, dim, index):
-        return _ops.gather_d(x, dim, index)
+        return _api.gather_d(x, dim, index)
 
 
 def gather_nd(input_x, indices):
@@ -82,7 +82,7 @@ def gather_nd(input_x, indices):
     >>> ops.gather_nd(np.array([[1, 2], [3, 4]]), np.array([[1, 0], [0, 1]]))
     array([3, 2])
     """
-    return _ops.gather_nd(input_x, indices)
+    return _api.gather_nd(input_x, indices)
 
 
 class GatherNd:
@@ -97,7 +97,7 @@ class GatherNd:
     """
 
     def __call__(self, input_x, indices):
-        return _ops.gather_nd(input_x, indices)
+        return _api.gather_nd(input_x, indices)
 
 
 def gather(input_params, input_indices, axis, batch_dims=0):
@@ -117,4 +117,4 @@ def gather(input_params, input_indices, axis, batch_dims=0):
     input_params, input_indices = count_from_end(
         input_params, input_indices, axis_size(axis), vector=False
     )
-    return _ops.gather(input_params, input_indices, axis=axis, batch_dims=batch_dims)
+    return _api.gather(input_params, input_indices, axis=axis, batch_dims=batch_dims)

@@ -16,8 +16,8 @@ JAX tracing use :func:`jax.experimental.checkify.checkify`).
 
 from __future__ import annotations
 
-from .. import _ops
-from ._common import axis_size, count_from_end
+from .. import _api
+from ._common import as_int, axis_size, count_from_end
 
 __all__ = ["gather", "gather_elements", "gather_nd"]
 
@@ -37,7 +37,7 @@ def gather(data, indices, axis=0):
             [4.5, 5.7]]])
     """
     data, indices = count_from_end(data, indices, axis_size(axis), vector=False)
-    return _ops.gather(data, indices, axis=axis)
+    return _api.gather(data, indices, axis=axis)
 
 
 def gather_elements(data, indices, axis=0):
@@ -51,7 +51,7 @@ def gather_elements(data, indices, axis=0):
     array([[1, 1],
            [4, 3]])
     """
-    return _ops.gather_d(data, axis, indices)
+    return _api.gather_d(data, axis, indices)
 
 
 def gather_nd(data, indices, batch_dims=0):
@@ -67,6 +67,7 @@ def gather_nd(data, indices, batch_dims=0):
     array([[2, 3],
            [4, 5]])
     """
+    batch_dims = as_int(batch_dims)
 
     def sizes_of(shape, index_shape):
         if not isinstance(batch_dims, int) or batch_dims < 0 or not index_shape:
@@ -75,4 +76,4 @@ def gather_nd(data, indices, batch_dims=0):
         return sizes if len(sizes) == index_shape[-1] else None
 
     data, indices = count_from_end(data, indices, sizes_of, vector=True)
-    return _ops.gather_nd(data, indices, batch_dims=batch_dims)
+    return _api.gather_nd(data, indices, batch_dims=batch_dims)

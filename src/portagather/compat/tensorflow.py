@@ -18,7 +18,7 @@ What differs from TensorFlow:
 
 from __future__ import annotations
 
-from .. import _ops
+from .. import _api
 
 __all__ = ["gather", "gather_nd"]
 
@@ -68,7 +68,7 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
     >>> tf.gather_nd(np.arange(4).reshape(2, 2), [[0, 1], [5, 0]], bad_indices_policy="IGNORE")
     array([1, 0])
     """
-    return _ops.gather_nd(
+    return _api.gather_nd(
         params, indices, batch_dims=batch_dims, bad_indices=_policy(bad_indices_policy)
     )
 
@@ -117,4 +117,4 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     """
     if axis is None:
         axis = batch_dims  # before batch_dims is normalised: a negative one counts in params
-    return _ops.gather(params, indices, axis=axis, batch_dims=batch_dims, bad_indices="")
+    return _api.gather(params, indices, axis=axis, batch_dims=batch_dims, bad_indices="")

@@ -17,11 +17,10 @@ What differs from PyTorch:
 
 from __future__ import annotations
 
-import array_api_compat as aac
-
-from .. import _ops
+from .. import _api
 from .._arrays import as_arrays
-from .._backends import values_visible
+from .._dispatch import engine_for
+from ._common import as_int
 
 __all__ = ["gather", "take_along_dim"]
 
@@ -47,10 +46,11 @@ def gather(input, dim, index):
     """
     xp, input, index = as_arrays(input, index, "input", "index")
     shape = tuple(input.shape)
+    dim = as_int(dim)
     if isinstance(dim, int) and -len(shape) <= dim < len(shape) and _signed(xp, index):
         n = shape[dim]
         negative = index < 0
-        if values_visible(index) and not aac.is_dask_array(index):
+        if engine_for(xp).index_access(index) == "now":
             if bool(xp.any(negative)):
                 value = int(xp.min(index))
                 raise IndexError(
@@ -58,7 +58,7 @@ def gather(input, dim, index):
                 )
         else:
             index = xp.where(negative, index - n, index)
-    return _ops.gather_d(input, dim, index)
+    return _api.gather_d(input, dim, index)
 
 
 def take_along_dim(input, indices, dim=None):
@@ -84,7 +84,7 @@ def take_along_dim(input, indices, dim=None):
     if dim is None:  # PyTorch gathers from the flattened input, rejecting negatives
         xp, input, indices = as_arrays(input, indices, "input", "indices")
         return gather(xp.reshape(input, (-1,)), 0, xp.reshape(indices, (-1,)))
-    return _ops.take_along_axis(input, indices, axis=dim)
+    return _api.take_along_axis(input, indices, axis=dim)
 
 
 def _signed(xp, index) -> bool:
@@ -92,3 +92,4 @@ def _signed(xp, index) -> bool:
         return bool(xp.isdtype(index.dtype, "signed integer"))
     except (TypeError, ValueError):
         return False
+

@@ -1,0 +1,294 @@
+"""The public functions: check the arguments, plan (cached), then one straight pipeline.
+
+Every call runs the same line: convert and check the arguments -> a data-only plan from the
+shapes (``_plan``, cached) -> the engine of the namespace (``_dispatch``) -> the policy turns
+the index into valid components (``_indices``) -> one gather -> the fill of ignored slices ->
+the lazy ``"error"`` check where values cannot be read now.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from ._arrays import as_arrays, check_index_dtype, fill_array, static_shape
+from ._dispatch import engine_for
+from ._indices import normalize, normalize_policy, resolve_default
+from ._plan import (
+    GatherPlan,
+    plan_gather,
+    plan_gather_d,
+    plan_gather_nd,
+    plan_take_along_axis,
+)
+from ._types import Array, IndexLike, Policy, Scalar
+
+
+def _int_argument(value: object, name: str) -> int:
+    if isinstance(value, bool):
+        msg = f"{name} must be an int; got {value!r}"
+        raise TypeError(msg)
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        msg = f"{name} must be an int; got {value!r}"
+        raise TypeError(msg) from None
+
+
+def _execute(
+    data: Any,
+    indices: Any,
+    data_name: str,
+    index_name: str,
+    planner: Any,
+    arguments: tuple[Any, ...],
+    bad_indices: object,
+    fill_value: object,
+) -> Any:
+    """The pipeline every operation shares, as one straight line."""
+    policy = normalize_policy(bad_indices)
+    xp, data, indices = as_arrays(data, indices, data_name, index_name)
+    check_index_dtype(xp, indices, index_name)
+    plan: GatherPlan = planner(
+        static_shape(data, data_name), static_shape(indices, index_name), *arguments
+    )
+    engine = engine_for(xp)
+    if plan.reads_nothing:  # nothing is read, so nothing can be out of range
+        return engine.empty(xp, data, plan.out_shape)
+    access = engine.index_access(indices)
+    policy = resolve_default(policy, access)
+    if 0 in plan.axis_sizes:  # every index is bad
+        if policy != "ignore":
+            raise IndexError(plan.report.empty_axis_text())
+        fill = fill_array(xp, fill_value, data)
+        return xp.asarray(xp.broadcast_to(fill, plan.out_shape), copy=True)
+    components = normalize(xp, engine, indices, plan, policy, access)
+    out = engine.gather(xp, data, components, plan)
+    if components.keep is not None:
+        fill = fill_array(xp, fill_value, data)
+        out = xp.where(xp.reshape(components.keep, plan.mask_shape), out, fill)
+    if components.bad is not None:
+        out = engine.enforce_lazily(xp, components.bad, indices, plan.report, out)
+    return out
+
+
+def gather_nd(
+    params: Array,
+    indices: Array | IndexLike,
+    *,
+    batch_dims: int = 0,
+    bad_indices: Policy = "error",
+    fill_value: Scalar = 0,
+) -> Array:
+    """Gather slices of `params` addressed by index vectors, like ``tf.gather_nd``.
+
+    The index vectors lie along the last axis of `indices`; each selects the slice
+    ``params[β, *indices[β, i]]`` (``β`` runs over the `batch_dims` leading axes shared by both
+    arrays).
+
+    Parameters
+    ----------
+    params : array
+        The data, of rank ``r``.
+    indices : array of integers, or nested lists of ints
+        Rank ``q >= 1``; ``K = indices.shape[-1]`` is the index depth, with
+        ``batch_dims + K <= r``. Each component ``j`` is valid in ``[0, params.shape[b + j])``;
+        a negative component is a bad index, as in TensorFlow.
+    batch_dims : int, optional
+        Number of leading axes that `params` and `indices` share, ``0 <= batch_dims < q``.
+    bad_indices : {"error", "ignore", "clip", "wrap", "unchecked"}, optional
+        What a bad index vector does (TensorFlow's ``""``, ``"DEFAULT"``, ``"ERROR"`` and
+        ``"IGNORE"`` are accepted too). ``"ignore"`` fills the whole output slice of a bad
+        vector with `fill_value`.
+    fill_value : scalar, optional
+        Value of ignored slices; 0 means the zero of params' dtype.
+
+    Returns
+    -------
+    array
+        Shape ``params.shape[:b] + indices.shape[b:-1] + params.shape[b + K:]``, with params'
+        namespace, dtype and device.
+
+    Raises
+    ------
+    TypeError
+        For a non-integer `indices` or arrays of two namespaces.
+    ValueError
+        For ranks, `batch_dims`, index depth or batch shapes that do not fit, or an unknown
+        policy.
+    IndexError
+        For a bad index vector under ``"error"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagather as pg
+    >>> pg.gather_nd(np.array([["a", "b"], ["c", "d"]]), [[0, 0], [1, 1]])
+    array(['a', 'd'], dtype='<U1')
+    >>> params = np.arange(12).reshape(2, 3, 2)
+    >>> pg.gather_nd(params, [[2], [0]], batch_dims=1)
+    array([[4, 5],
+           [6, 7]])
+    >>> pg.gather_nd(params, [[1, 5]], bad_indices="ignore", fill_value=-1)
+    array([[-1, -1]])
+    """
+    return _execute(  # type: ignore[no-any-return]
+        params, indices, "params", "indices", plan_gather_nd,
+        (_int_argument(batch_dims, "batch_dims"),), bad_indices, fill_value,
+    )  # fmt: skip
+
+
+def gather(
+    params: Array,
+    indices: Array | IndexLike,
+    *,
+    axis: int | None = None,
+    batch_dims: int = 0,
+    bad_indices: Policy = "error",
+    fill_value: Scalar = 0,
+) -> Array:
+    """Gather slices of `params` along `axis`, like ``tf.gather``.
+
+    Parameters
+    ----------
+    params : array
+        The data, of rank ``r >= 1``.
+    indices : array of integers, nested lists of ints, or an int
+        Valid values are ``[0, params.shape[axis])``. 0-d indices remove the axis.
+    axis : int, optional
+        The gathered axis of `params`; negative counts from the end. Defaults to
+        `batch_dims` as given (so ``batch_dims=-1`` means ``axis=-1``, as in TensorFlow).
+        ``batch_dims <= axis`` after both are normalised.
+    batch_dims : int, optional
+        Number of leading axes that `params` and `indices` share; a negative value has
+        ``indices.ndim`` added.
+    bad_indices : {"error", "ignore", "clip", "wrap", "unchecked"}, optional
+        See :func:`gather_nd`.
+    fill_value : scalar, optional
+        Value of ignored slices; 0 means the zero of params' dtype.
+
+    Returns
+    -------
+    array
+        Shape ``params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis + 1:]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagather as pg
+    >>> params = np.array([[10, 11, 12], [20, 21, 22]])
+    >>> pg.gather(params, [2, 0], axis=1)
+    array([[12, 10],
+           [22, 20]])
+    >>> pg.gather(params, [[1], [2]], axis=1, batch_dims=1)
+    array([[11],
+           [22]])
+    >>> pg.gather(params, [0, 7], axis=1, bad_indices="clip")
+    array([[10, 12],
+           [20, 22]])
+    """
+    axis = None if axis is None else _int_argument(axis, "axis")
+    return _execute(  # type: ignore[no-any-return]
+        params, indices, "params", "indices", plan_gather,
+        (axis, _int_argument(batch_dims, "batch_dims")), bad_indices, fill_value,
+    )  # fmt: skip
+
+
+def gather_d(
+    x: Array,
+    dim: int,
+    index: Array | IndexLike,
+    *,
+    bad_indices: Policy = "error",
+    fill_value: Scalar = 0,
+) -> Array:
+    """Gather elements of `x` along `dim`, like MindSpore's ``GatherD`` and ``torch.gather``.
+
+    ``out[i] = x[i_0, ..., index[i], ..., i_{n-1}]`` with ``index[i]`` in place of ``i_dim``.
+
+    Parameters
+    ----------
+    x : array
+        The data.
+    dim : int
+        The gathered axis, ``-x.ndim <= dim < x.ndim``.
+    index : array of integers, or nested lists of ints
+        Same rank as `x`; ``index.shape[d] <= x.shape[d]`` for every ``d != dim`` (a smaller
+        index reads the leading block; nothing is broadcast). Valid values are ``[-n, n)``
+        with ``n = x.shape[dim]``; negatives count from the end.
+    bad_indices : {"error", "ignore", "clip", "wrap", "unchecked"}, optional
+        See :func:`gather_nd`; ``"clip"`` and ``"wrap"`` count negatives from the end first.
+    fill_value : scalar, optional
+        Value of ignored elements; 0 means the zero of x's dtype.
+
+    Returns
+    -------
+    array
+        Shape ``index.shape``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagather as pg
+    >>> pg.gather_d(np.array([[1, 2], [3, 4]]), 1, [[0, 0], [1, 0]])
+    array([[1, 1],
+           [4, 3]])
+    >>> pg.gather_d(np.array([[1, 2], [3, 4]]), 1, [[-1], [-2]])
+    array([[2],
+           [3]])
+    """
+    return _execute(  # type: ignore[no-any-return]
+        x, index, "x", "index", plan_gather_d, (_int_argument(dim, "dim"),),
+        bad_indices, fill_value,
+    )  # fmt: skip
+
+
+def take_along_axis(
+    x: Array,
+    indices: Array | IndexLike,
+    /,
+    *,
+    axis: int = -1,
+    bad_indices: Policy = "error",
+    fill_value: Scalar = 0,
+) -> Array:
+    """Take values of `x` along `axis` at `indices`, like the array API's ``take_along_axis``.
+
+    Provided for backends that lack it (Dask) and so that every backend gets the same
+    bad-index policies.
+
+    Parameters
+    ----------
+    x : array
+        The data.
+    indices : array of integers, or nested lists of ints
+        Same rank as `x`; the two broadcast against each other on every axis but `axis`.
+        Valid values are ``[-n, n)`` with ``n = x.shape[axis]``; negatives count from the end.
+    axis : int, optional
+        The gathered axis, ``-x.ndim <= axis < x.ndim``.
+    bad_indices : {"error", "ignore", "clip", "wrap", "unchecked"}, optional
+        See :func:`gather_nd`.
+    fill_value : scalar, optional
+        Value of ignored elements; 0 means the zero of x's dtype.
+
+    Returns
+    -------
+    array
+        The broadcast shape of `x` and `indices`, with ``indices.shape[axis]`` along `axis`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagather as pg
+    >>> x = np.array([[10, 30, 20], [60, 40, 50]])
+    >>> pg.take_along_axis(x, np.argsort(x, axis=1), axis=1)
+    array([[10, 20, 30],
+           [40, 50, 60]])
+    >>> pg.take_along_axis(x, [[0], [-1]], axis=1)
+    array([[10],
+           [50]])
+    """
+    return _execute(  # type: ignore[no-any-return]
+        x, indices, "x", "indices", plan_take_along_axis, (_int_argument(axis, "axis"),),
+        bad_indices, fill_value,
+    )  # fmt: skip

@@ -1,0 +1,296 @@
+"""Which engine runs a plan: the generic one on the standard's functions, or a backend's own.
+
+An engine is one small object per namespace, looked up once per call by :func:`engine_for`.
+It owns everything that differs between backends: how index values can be seen (now, in a
+task graph, under a trace, never), the index widths, a one-pass clamp, the range read, and
+the gather itself. The generic :class:`Engine` composes every gather from the standard's
+``take`` on computed flat positions; NumPy, PyTorch and ndonnx override a few steps here, and
+JAX (``_jax.py``) and Dask (``_dask.py``) have modules of their own. The pipeline in ``_api``
+never asks which backend it runs on.
+
+No backend is imported here; each engine's module imports its library only when an array of
+it is already in hand.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import array_api_compat as aac
+
+from ._errors import BadIndex
+from ._indices import Components, IndexAccess, flat_positions
+from ._plan import GatherPlan
+
+INT32_MAX = 2**31 - 1
+
+
+class Engine:
+    """The generic engine: every step written against the array API standard."""
+
+    #: Whether ``take`` itself keeps out-of-range positions inside the array (NumPy's clip).
+    take_clamps = False
+    #: Whether the backend's gathers take int64 indices only, or convert every width to it.
+    int64_gathers = False
+
+    def index_access(self, x: Any) -> IndexAccess:
+        """How the values of index array `x` can be seen."""
+        return "now"
+
+    def reads_cheaply(self, x: Any) -> bool:
+        """Whether reading values of `x` into Python is cheap and harmless."""
+        return True
+
+    def wide_index_dtype(self, xp: Any) -> Any:
+        """The widest signed integer dtype the namespace holds; the policies work in it."""
+        try:
+            signed = xp.__array_namespace_info__().dtypes(kind="signed integer")
+        except AttributeError:
+            return xp.int64
+        return signed.get("int64", signed.get("int32"))
+
+    def flat_index_dtype(self, xp: Any, largest: int) -> Any:
+        """The dtype of the flat positions handed to ``take``: int32 where `largest` fits."""
+        if largest > INT32_MAX or self.int64_gathers:
+            return self.wide_index_dtype(xp)
+        return xp.int32
+
+    def clamp(self, xp: Any, values: Any, low: int, high: int) -> Any:
+        """Clip into ``[low, high]`` (Python ints)."""
+        return xp.minimum(xp.maximum(values, low), high)
+
+    def value_range(self, xp: Any, x: Any) -> tuple[int, int]:
+        """``(min, max)`` of an eager integer array, as Python ints."""
+        return int(xp.min(x)), int(xp.max(x))
+
+    def empty(self, xp: Any, data: Any, shape: tuple[int, ...]) -> Any:
+        """The result of a gather that reads nothing."""
+        return xp.zeros(shape, dtype=data.dtype, device=aac.device(data))
+
+    def enforce_lazily(self, xp: Any, bad: Any, indices: Any, report: BadIndex, result: Any) -> Any:
+        """Enforce ``"error"`` where values cannot be read now; here, where they never can."""
+        msg = (
+            'bad_indices="error" cannot be enforced on symbolic arrays: ONNX has no operator '
+            'that raises at run time; pass bad_indices="ignore", "clip", "wrap" or "unchecked"'
+        )
+        raise ValueError(msg)
+
+    # The gather: one read of the data at the components, as the plan lays them out.
+
+    def gather(self, xp: Any, data: Any, components: Components, plan: GatherPlan) -> Any:
+        if plan.kind == "axes":
+            return self.gather_axes(xp, data, components, plan)
+        return self.gather_along(xp, data, components, plan)
+
+    def gather_axes(self, xp: Any, params: Any, components: Components, plan: GatherPlan) -> Any:
+        """``plan.depth`` consecutive axes of `params` from ``plan.axis``, at the components.
+
+        The components have shape ``params.shape[:batch_dims] + grid``. params is viewed as
+        ``(batch, outer, gathered, inner)`` blocks for one :meth:`take_along` at flat
+        positions into the gathered block.
+        """
+        shape, b, axis = tuple(params.shape), plan.batch_dims, plan.axis
+        flat = flat_positions(components.values, plan.axis_sizes)
+        if flat is None:  # index depth 0: every index vector selects the whole block
+            grid = self._depth0_grid(plan)
+            flat = xp.zeros(grid, dtype=xp.int32, device=aac.device(params))
+        flat = self._flat_ready(xp, flat, components, math.prod(plan.axis_sizes) - 1, plan)
+        grid = tuple(flat.shape[b:])
+        stop = axis + plan.depth
+        blocks = [math.prod(s) for s in (shape[:b], shape[b:axis], shape[axis:stop])]
+        data = xp.reshape(params, (*blocks, math.prod(shape[stop:])))
+        index = xp.reshape(flat, (blocks[0], 1, math.prod(grid), 1))
+        return xp.reshape(self.take_along(xp, data, index, 2), plan.out_shape)
+
+    @staticmethod
+    def _depth0_grid(plan: GatherPlan) -> tuple[int, ...]:
+        b = plan.batch_dims
+        inner = len(plan.report.data_shape) - b - plan.depth
+        return plan.out_shape[: len(plan.out_shape) - inner]
+
+    def gather_along(self, xp: Any, x: Any, components: Components, plan: GatherPlan) -> Any:
+        """Elements along ``plan.axis``, the other axes matched position by position."""
+        (index,) = components.values
+        index = self._flat_ready(xp, index, components, plan.axis_sizes[0] - 1, plan)
+        if plan.data_block is not None:
+            x = x[tuple(slice(0, size) for size in plan.data_block)]
+        return self.take_along(xp, x, index, plan.axis)
+
+    def _flat_ready(
+        self, xp: Any, flat: Any, components: Components, largest: int, plan: GatherPlan
+    ) -> Any:
+        """Positions 0 where ignored, clamped where the caller promised validity, cast."""
+        if components.keep is not None:
+            flat = xp.where(components.keep, flat, 0)
+        elif components.keep_inside and not self.take_clamps:
+            flat = self.clamp(xp, flat, 0, largest)
+        return xp.astype(flat, self.flat_index_dtype(xp, plan.largest_flat), copy=False)
+
+    def own_take_along_axis(
+        self, xp: Any, x: Any, indices: Any, axis: int, elementwise: bool
+    ) -> Any | None:
+        """The backend's own ``take_along_axis`` where it beats one flat ``take``; else None."""
+        return None
+
+    def take(self, xp: Any, x: Any, indices: Any, axis: int) -> Any:
+        """The standard's ``take`` for 1-d indices already in ``[0, x.shape[axis])``."""
+        return xp.take(x, indices, axis=axis)
+
+    def take_along(self, xp: Any, x: Any, indices: Any, axis: int) -> Any:
+        """``take_along_axis`` with broadcasting, for indices already in ``[0, n)``.
+
+        `x` and `indices` have the same rank and broadcast against each other on every axis
+        but `axis`. One gather: one ``take`` when the indices vary along `axis` only; the
+        backend's own ``take_along_axis`` where it prefers it; otherwise one ``take`` on `x`
+        viewed as ``(lead, middle, tail)`` with flat indices into the middle block (axes
+        along which the indices do not vary stay out of the index arithmetic).
+        """
+        ndim = x.ndim
+        out_shape = tuple(
+            x.shape[d] if d != axis and indices.shape[d] == 1 else indices.shape[d]
+            for d in range(ndim)
+        )
+        varying = [d for d in range(ndim) if d != axis and indices.shape[d] != 1]
+        if not varying:
+            return self._take_block(xp, x, xp.reshape(indices, (-1,)), axis, out_shape)
+        elementwise = all(x.shape[d] == indices.shape[d] for d in range(ndim) if d != axis)
+        own = self.own_take_along_axis(xp, x, indices, axis, elementwise)
+        if own is not None:
+            return own
+        lead = min(axis, varying[0])
+        stop = max(axis, varying[-1]) + 1
+        middle = x.shape[lead:stop]
+        # Row-major strides of the middle block; zero where x is broadcast (size 1).
+        strides = [math.prod(middle[k + 1 :]) for k in range(len(middle))]
+        flat = indices if strides[axis - lead] == 1 else indices * strides[axis - lead]
+        flat = xp.reshape(flat, indices.shape[lead:stop])
+        device = aac.device(x)
+        for k, d in enumerate(range(lead, stop)):
+            if d == axis or x.shape[d] == 1 or out_shape[d] == 1:
+                continue
+            shape = [1] * len(middle)
+            shape[k] = out_shape[d]
+            position = xp.arange(out_shape[d], dtype=indices.dtype, device=device)
+            flat = flat + xp.reshape(position, tuple(shape)) * strides[k]
+        if tuple(flat.shape) != out_shape[lead:stop]:
+            flat = xp.broadcast_to(flat, out_shape[lead:stop])  # NumPy's take copies a view
+        blocks = (math.prod(x.shape[:lead]), math.prod(middle), math.prod(x.shape[stop:]))
+        return self._take_block(xp, xp.reshape(x, blocks), xp.reshape(flat, (-1,)), 1, out_shape)
+
+    def _take_block(self, xp: Any, x: Any, flat: Any, axis: int, out_shape: tuple[int, ...]) -> Any:
+        """One ``take`` of the 1-d `flat` along `axis`, reshaped to `out_shape`; with nothing
+        before `axis`, on an ``(n,)`` or ``(n, tail)`` view (PyTorch's ``index_select`` on a
+        4-d view with unit axes is several times slower)."""
+        if math.prod(x.shape[:axis]) == 1:
+            tail = math.prod(x.shape[axis + 1 :])
+            block = (x.shape[axis],) if tail == 1 else (x.shape[axis], tail)
+            return xp.reshape(self.take(xp, xp.reshape(x, block), flat, 0), out_shape)
+        return xp.reshape(self.take(xp, x, flat, axis), out_shape)
+
+
+class NumPyEngine(Engine):
+    """NumPy: ``take(mode="clip")`` keeps reads inside at no cost; its ``take`` converts every
+    index width to ``intp`` first, so int32 flat positions would cost an extra pass."""
+
+    take_clamps = True
+    int64_gathers = True
+
+    def wide_index_dtype(self, xp: Any) -> Any:
+        return xp.int64
+
+    def clamp(self, xp: Any, values: Any, low: int, high: int) -> Any:
+        import numpy as np
+
+        return np.clip(values, low, high)
+
+    def take(self, xp: Any, x: Any, indices: Any, axis: int) -> Any:
+        import numpy as np
+
+        return np.take(x, indices, axis=axis, mode="clip")
+
+
+class TorchEngine(Engine):
+    """PyTorch: ``index_select`` and ``gather`` want int64; ``aminmax`` reads the range in one
+    pass; values are read only on the CPU and never under ``torch.compile``."""
+
+    int64_gathers = True
+
+    def reads_cheaply(self, x: Any) -> bool:
+        import torch
+
+        return bool(x.device.type == "cpu" and not torch.compiler.is_compiling())
+
+    def wide_index_dtype(self, xp: Any) -> Any:
+        return xp.int64
+
+    def clamp(self, xp: Any, values: Any, low: int, high: int) -> Any:
+        import torch
+
+        return torch.clamp(values, low, high)
+
+    def value_range(self, xp: Any, x: Any) -> tuple[int, int]:
+        import torch
+
+        low, high = torch.aminmax(x)
+        return int(low), int(high)
+
+    def take(self, xp: Any, x: Any, indices: Any, axis: int) -> Any:
+        # array-api-compat's take first maps negative indices: passes the policies made moot.
+        import torch
+
+        return torch.index_select(x, axis, indices)
+
+    def own_take_along_axis(
+        self, xp: Any, x: Any, indices: Any, axis: int, elementwise: bool
+    ) -> Any | None:
+        if not elementwise:  # with broadcasting, torch would expand the indices first
+            return None
+        import torch
+
+        return torch.gather(x, axis, indices)
+
+
+class NdonnxEngine(Engine):
+    """ndonnx: ONNX's Gather takes int64; a symbolic array (a graph input) has no values."""
+
+    int64_gathers = True
+
+    def index_access(self, x: Any) -> IndexAccess:
+        try:
+            x.unwrap_numpy()
+        except ValueError:
+            return "none"
+        return "now"
+
+    def reads_cheaply(self, x: Any) -> bool:
+        return False
+
+
+_ENGINES: dict[int, Engine] = {}
+
+
+def engine_for(xp: Any) -> Engine:
+    """The engine of namespace `xp`, made once per namespace."""
+    engine = _ENGINES.get(id(xp))
+    if engine is None:
+        engine = _ENGINES[id(xp)] = _make_engine(xp)
+    return engine
+
+
+def _make_engine(xp: Any) -> Engine:
+    if aac.is_numpy_namespace(xp):
+        return NumPyEngine()
+    if aac.is_torch_namespace(xp):
+        return TorchEngine()
+    if aac.is_jax_namespace(xp):
+        from ._jax import JaxEngine
+
+        return JaxEngine()
+    if aac.is_dask_namespace(xp):
+        from ._dask import DaskEngine
+
+        return DaskEngine()
+    if aac.is_ndonnx_namespace(xp):
+        return NdonnxEngine()
+    return Engine()

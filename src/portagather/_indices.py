@@ -1,0 +1,218 @@
+"""The bad-index policies, on any namespace: from the caller's index to valid components.
+
+Everything here is written against the array API standard (``xp``), with the few
+backend-specific steps (the index widths, a one-pass clamp, reading the value range) asked of
+the engine. The result of :func:`normalize` is what every engine gathers from: one array per
+index component, each in ``[0, n)`` unless the engine is told to keep reads inside the array.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from ._errors import raise_first_bad
+
+if TYPE_CHECKING:
+    from ._dispatch import Engine
+    from ._plan import GatherPlan
+
+POLICIES = ("error", "ignore", "clip", "wrap", "unchecked")
+
+# TensorFlow's spellings. "" and "DEFAULT" mean TensorFlow's documented default, which
+# depends on whether index values can be inspected (see ``resolve_default``).
+_ALIASES = {"ERROR": "error", "IGNORE": "ignore", "": "default", "DEFAULT": "default"}
+_CANONICAL = {**{p: p for p in POLICIES}, **_ALIASES}
+
+#: How an engine can see index values: now (eager), when a task graph runs (Dask), inside a
+#: JAX trace (through ``checkify``), or never (a symbolic ONNX graph).
+IndexAccess = Literal["now", "graph", "trace", "none"]
+
+
+def normalize_policy(bad_indices: object) -> str:
+    """The canonical policy name, or ``"default"`` for TensorFlow's default."""
+    if isinstance(bad_indices, str) and bad_indices in _CANONICAL:
+        return _CANONICAL[bad_indices]
+    valid = ", ".join(repr(p) for p in _CANONICAL)
+    msg = f"bad_indices must be one of {valid}; got {bad_indices!r}"
+    raise ValueError(msg)
+
+
+def resolve_default(policy: str, access: IndexAccess) -> str:
+    """TensorFlow's default: raise where index values can be checked, ignore where not."""
+    if policy != "default":
+        return policy
+    return "error" if access in ("now", "graph") else "ignore"
+
+
+@dataclass
+class Components:
+    """The index components an engine gathers from, and what is left for it to do.
+
+    values
+        One array per component, in ``[0, n)`` unless `keep_inside` or `keep` says otherwise.
+    keep
+        ``"ignore"``: True where the whole index vector is valid; the others are read from
+        position 0 and replaced by the fill value after the gather.
+    keep_inside
+        Components may be out of range (``"unchecked"``, or ``"error"`` checked elsewhere):
+        the engine must keep every read inside the data (one clamp of the flat position).
+    bad
+        ``"error"`` where values cannot be read now: True at bad positions, to be enforced
+        by the engine when the graph runs or under ``checkify``.
+    """
+
+    values: list[Any]
+    keep: Any = None
+    keep_inside: bool = False
+    bad: Any = None
+
+
+def normalize(
+    xp: Any, engine: Engine, indices: Any, plan: GatherPlan, policy: str, access: IndexAccess
+) -> Components:
+    """Apply `policy` to `indices` (the caller's index array) as `plan` describes them."""
+    wrap_sizes = plan.axis_sizes if policy == "wrap" else None
+    values = to_wide(xp, indices, engine.wide_index_dtype(xp), wrap_sizes, plan.vector)
+    if plan.vector:
+        parts = [values[..., j] for j in range(len(plan.axis_sizes))]
+    else:
+        parts = [values]
+    shift_negative = plan.allow_negative
+    result = Components(parts)
+    if policy == "error" and access != "now":
+        result.bad = ~in_range(xp, values, parts, plan)
+        result.keep_inside = True  # the check stands apart; read safely meanwhile
+        policy = "unchecked"
+    elif policy == "ignore":
+        result.keep = in_range(xp, values, parts, plan)
+    elif access == "now" and (policy == "error" or _range_read_pays(engine, values, policy, plan)):
+        any_negative = range_verdict(xp, engine, values, parts, plan)
+        if any_negative is None and policy == "error":
+            raise_first_bad(xp, ~in_range(xp, values, parts, plan), indices, plan.report)
+        if any_negative is not None:  # every index is valid: nothing to clamp or wrap
+            policy, shift_negative = "error", plan.allow_negative and any_negative
+    if policy == "unchecked":
+        result.keep_inside = True
+    result.values = [
+        _fix_component(xp, engine, part, n, policy, shift_negative)
+        for part, n in zip(parts, plan.axis_sizes, strict=True)
+    ]
+    return result
+
+
+def _fix_component(
+    xp: Any, engine: Engine, component: Any, n: int, policy: str, shift_negative: bool
+) -> Any:
+    """Map one component into ``[0, n)`` as `policy` says (``"error"``, ``"ignore"`` and
+    ``"unchecked"`` only count negatives from the end: their checks and clamps are elsewhere)."""
+    if policy == "wrap":
+        # The array API's remainder takes the sign of the divisor, like Python's %.
+        return xp.remainder(component, n)
+    if shift_negative:
+        component = xp.where(component < 0, component + n, component)
+    if policy == "clip":
+        return engine.clamp(xp, component, 0, n - 1)
+    return component
+
+
+def _range_read_pays(engine: Engine, values: Any, policy: str, plan: GatherPlan) -> bool:
+    """Whether reading the index range first saves passes under `policy`.
+
+    Only where values read cheaply: ``"clip"``, ``"wrap"`` and ``"unchecked"`` never need to
+    read them. Not for ``"unchecked"`` where the engine's gather clamps anyway and nothing
+    counts from the end.
+    """
+    if not engine.reads_cheaply(values):
+        return False
+    return policy != "unchecked" or plan.allow_negative or not engine.take_clamps
+
+
+def range_verdict(
+    xp: Any, engine: Engine, values: Any, parts: list[Any], plan: GatherPlan
+) -> bool | None:
+    """Eager check with read-only reductions and no temporary arrays.
+
+    None when some index is bad; otherwise whether any value is negative. One range of the
+    whole index array settles the common case where it fits the shortest axis; otherwise
+    each component is checked on its own.
+    """
+    if not plan.axis_sizes:
+        return False
+    shortest = min(plan.axis_sizes)
+    low, high = engine.value_range(xp, values)
+    if low >= (-shortest if plan.allow_negative else 0) and high < shortest:
+        return low < 0
+    any_negative = False
+    for part, n in zip(parts, plan.axis_sizes, strict=True):
+        low, high = engine.value_range(xp, part)
+        if low < (-n if plan.allow_negative else 0) or high >= n:
+            return None
+        any_negative = any_negative or low < 0
+    return any_negative
+
+
+def in_range(xp: Any, values: Any, parts: list[Any], plan: GatherPlan) -> Any:
+    """Boolean array over index vectors: True where every component is valid."""
+    mask = None
+    for part, n in zip(parts, plan.axis_sizes, strict=True):
+        low = -n if plan.allow_negative else 0
+        valid = (part >= low) & (part < n)
+        mask = valid if mask is None else mask & valid
+    if mask is None:
+        grid = values.shape[:-1] if plan.vector else values.shape
+        mask = xp.ones(grid, dtype=xp.bool, device=_device(values))
+    return mask
+
+
+def flat_positions(components: list[Any], sizes: tuple[int, ...]) -> Any:
+    """Row-major flat positions within a block of shape `sizes`, from one array per axis
+    (None for no components: index depth 0, where every vector selects the whole block)."""
+    flat = None
+    for k, component in enumerate(components):
+        stride = math.prod(sizes[k + 1 :])
+        term = component if stride == 1 else component * stride
+        flat = term if flat is None else flat + term
+    return flat
+
+
+def to_wide(
+    xp: Any, indices: Any, wide: Any, wrap_sizes: tuple[int, ...] | None, vector: bool
+) -> Any:
+    """Cast integer indices to the signed dtype `wide` without wrapping big unsigned values.
+
+    Unsigned values that `wide` cannot hold come out of the cast negative. They are out of
+    range for any array that fits in memory, so they become `wide`'s maximum; under ``"wrap"``
+    (`wrap_sizes` given, one per component along the last axis when `vector`) they become
+    their true remainder instead. Only casts and signed arithmetic are used: PyTorch has no
+    comparison or remainder for uint64.
+    """
+    if indices.dtype == wide:
+        return indices
+    too_big = not xp.isdtype(indices.dtype, "signed integer") and int(
+        xp.iinfo(indices.dtype).max
+    ) > int(xp.iinfo(wide).max)
+    values = xp.astype(indices, wide)
+    if not too_big:
+        return values
+    if wrap_sizes is None:
+        return xp.where(values < 0, int(xp.iinfo(wide).max), values)
+    # A value v >= 2**(bits-1) arrives as v - 2**bits, and v % n == (w % n + 2**bits % n) % n.
+    span = 2 ** int(xp.iinfo(indices.dtype).bits)
+    sizes: Any
+    offsets: Any
+    if vector:
+        device = _device(indices)
+        sizes = xp.asarray(wrap_sizes, dtype=wide, device=device)
+        offsets = xp.asarray([span % n for n in wrap_sizes], dtype=wide, device=device)
+    else:
+        sizes, offsets = wrap_sizes[0], span % wrap_sizes[0]
+    wrapped = xp.remainder(xp.remainder(values, sizes) + offsets, sizes)
+    return xp.where(values < 0, wrapped, values)
+
+
+def _device(x: Any) -> Any:
+    import array_api_compat as aac
+
+    return aac.device(x)

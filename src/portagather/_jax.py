@@ -1,0 +1,158 @@
+"""JAX: tracing, the ``"error"`` check through ``checkify``, gathers along the original axes.
+
+Gathers here never flatten params: one multi-dimensional gather along the original axes
+(``params[..., i0, i1]``, vmapped over batch dims) is what XLA partitions without moving
+params when they are sharded, where a flat position into a reshaped params would make it
+all-gather them. Reads out of range are kept inside by the gather's own ``clip`` mode, which
+XLA applies inside the gather at no extra pass.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from ._dispatch import INT32_MAX, Engine
+from ._errors import BadIndex
+from ._indices import Components, IndexAccess
+from ._plan import GatherPlan
+
+
+class JaxEngine(Engine):
+    def index_access(self, x: Any) -> IndexAccess:
+        return "trace" if is_traced(x) else "now"
+
+    def reads_cheaply(self, x: Any) -> bool:
+        return all(d.platform == "cpu" for d in x.devices())
+
+    def wide_index_dtype(self, xp: Any) -> Any:
+        """JAX without ``jax_enable_x64`` silently turns int64 into int32."""
+        return xp.int64 if _has_int64() else xp.int32
+
+    def flat_index_dtype(self, xp: Any, largest: int) -> Any:
+        if largest > INT32_MAX:
+            if not _has_int64():
+                msg = (
+                    f"the gather reads positions up to {largest}, more than int32 holds, and "
+                    "JAX has no int64 without jax_enable_x64; enable it with "
+                    "jax.config.update('jax_enable_x64', True) or gather from a smaller array"
+                )
+                raise ValueError(msg)
+            return xp.int64
+        return xp.int32
+
+    def gather_axes(self, xp: Any, params: Any, components: Components, plan: GatherPlan) -> Any:
+        """``params[β, :, ..., c0, c1, ...]``: one gather along the original axes."""
+        if not components.values:  # index depth 0: the generic composition
+            return super().gather_axes(xp, params, components, plan)
+        import jax
+
+        self.flat_index_dtype(xp, plan.largest_flat)  # refuses what int32 cannot address
+        outer = plan.axis - plan.batch_dims
+        mode = "clip" if components.keep is not None or components.keep_inside else None
+        slices = (slice(None),) * outer
+
+        def one(block: Any, *parts: Any) -> Any:
+            return block.at[(*slices, *parts)].get(mode=mode or "promise_in_bounds")
+
+        gather = one
+        for _ in range(plan.batch_dims):
+            gather = jax.vmap(gather)
+        return gather(params, *components.values)
+
+    def gather_along(self, xp: Any, x: Any, components: Components, plan: GatherPlan) -> Any:
+        import jax.numpy as jnp
+
+        (index,) = components.values
+        self.flat_index_dtype(xp, plan.largest_flat)
+        if plan.data_block is not None:
+            x = x[tuple(slice(0, size) for size in plan.data_block)]
+        # Out-of-range reads (ignored, or to be reported by checkify) are clamped by XLA.
+        mode = "clip" if components.keep is not None or components.keep_inside else None
+        return jnp.take_along_axis(x, index, axis=plan.axis, mode=mode or "promise_in_bounds")
+
+    def enforce_lazily(self, xp: Any, bad: Any, indices: Any, report: BadIndex, result: Any) -> Any:
+        """Add a ``checkify`` check that reports the first bad index as the eager path does."""
+        if not _under_checkify():
+            msg = (
+                'bad_indices="error" needs to read index values, which are traced here. '
+                "Either wrap the function with jax.experimental.checkify.checkify (a bad index "
+                'then comes back as a checkify error), or pass bad_indices="ignore", "clip", '
+                '"wrap" or "unchecked"'
+            )
+            raise ValueError(msg)
+        import jax.numpy as jnp
+        from jax import lax
+        from jax.experimental import checkify
+
+        first = jnp.argmax(jnp.reshape(bad, (-1,)))
+        coords = [jnp.asarray(c) for c in jnp.unravel_index(first, bad.shape)]
+        # dynamic_slice, not indexing: a traced index would add a second XLA gather.
+        extra = [0] if report.vector else []
+        sizes = [1] * bad.ndim + ([indices.shape[-1]] if report.vector else [])
+        value = jnp.reshape(lax.dynamic_slice(indices, [*coords, *extra], sizes), (-1,))
+        message, arguments = _checkify_message(report, coords, value)
+        checkify.check(~jnp.any(bad), message, **arguments)
+        return result
+
+
+def _has_int64() -> bool:
+    import jax
+
+    return bool(jax.config.read("jax_enable_x64"))
+
+
+def is_traced(x: Any) -> bool:
+    """Whether the values of JAX array `x` are out of reach of Python here.
+
+    True for a tracer (under ``jit``, ``vmap``, ``grad``, ...), and also for a concrete JAX
+    array while a staging trace (``jit``, ``checkify``, ``eval_shape``) is active: an index
+    list or a closed-over array inside a jitted function is concrete, but every operation on
+    it is staged, so a reduction of it cannot be read either. Under ``grad`` and ``vmap``
+    alone, operations on concrete arrays stay concrete, and so does this answer.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    if isinstance(x, jax.core.Tracer):
+        return True
+    return isinstance(jnp.zeros((), dtype=bool), jax.core.Tracer)
+
+
+def _checkify_message(
+    report: BadIndex, coords: list[Any], value: Any
+) -> tuple[str, dict[str, Any]]:
+    """The eager path's IndexError text, as a ``checkify`` format string and its arguments.
+
+    One scalar argument per coordinate and per component, so that the message prints like
+    the eager one (``indices[2, 0] = [7, 1] ...``), not as NumPy arrays (``[2 0]``).
+    """
+    # Private-use characters stand for the fields while the rest of the text is escaped.
+    field = "\ue000{}\ue001"
+    position = tuple(field.format(f"p{k}") for k in range(len(coords)))
+    components = [field.format(f"v{j}") for j in range(value.shape[0])]
+    shown = "[" + ", ".join(components) + "]" if report.vector else components[0]
+    text = report.text(position, shown).replace("{", "{{").replace("}", "}}")
+    text = text.replace("\ue000", "{").replace("\ue001", "}")
+    arguments = {f"p{k}": c for k, c in enumerate(coords)}
+    arguments.update({f"v{j}": value[j] for j in range(value.shape[0])})
+    return text, arguments
+
+
+def _under_checkify() -> bool:
+    """Whether the current trace runs inside ``checkify.checkify``.
+
+    A traced ``checkify.check`` outside ``checkify`` fails only when the function is lowered,
+    with JAX's own message; the tracers look the same either way. ``checkify`` is on the call
+    stack whenever it is tracing the caller's function, so look there.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename.endswith(_CHECKIFY_SOURCE):
+            return True
+        frame = frame.f_back
+    return False
+
+
+_CHECKIFY_SOURCE = os.path.join("jax", "_src", "checkify.py")

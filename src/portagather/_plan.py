@@ -1,0 +1,233 @@
+"""Data-only plans: what one gather reads, from static shapes and the call's integer arguments.
+
+A plan holds shapes, axes, the index depth and how to describe a bad index; no arrays, no
+namespace, no functions. Plans are cached per call signature (the shapes and the integer
+arguments), so a call in a loop pays for the shape arithmetic and the argument checks once.
+Every argument error about shapes and axes is raised here, as a ``ValueError`` naming the
+argument as the caller wrote it and its valid range.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from ._errors import BadIndex
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class GatherPlan:
+    """One gather, planned from static shapes.
+
+    kind
+        ``"axes"``: index vectors (``gather_nd``) or single indices (``gather``) select slices
+        along ``depth`` consecutive axes of the data starting at ``axis``, the first
+        ``batch_dims`` axes shared with the index. ``"along"``: each index element selects
+        one element along ``axis``, the other axes matched position by position
+        (``gather_d``, ``take_along_axis``).
+    axis_sizes
+        Length of the data axis that each index component addresses.
+    vector
+        Whether the components lie along the index's last axis (``gather_nd``).
+    allow_negative
+        Whether ``[-n, 0)`` counts from the end.
+    out_shape
+        Shape of the result.
+    mask_shape
+        Shape the per-index mask of ``"ignore"`` takes to broadcast against the result.
+    largest_flat
+        Largest flat position the gather may read; it sets the index width.
+    data_block
+        ``"along"`` only: the leading block of the data that is read (``gather_d`` with a
+        smaller index), or None for all of it.
+    report
+        How a bad index is described.
+    """
+
+    kind: Literal["axes", "along"]
+    axis_sizes: Shape
+    vector: bool
+    allow_negative: bool
+    out_shape: Shape
+    mask_shape: Shape
+    largest_flat: int
+    batch_dims: int
+    axis: int
+    depth: int
+    data_block: Shape | None
+    report: BadIndex
+
+    @property
+    def reads_nothing(self) -> bool:
+        return math.prod(self.out_shape) == 0
+
+
+def _normalize_axis(axis: int, ndim: int, name: str, data_name: str) -> int:
+    if not -ndim <= axis < ndim:
+        msg = (
+            f"{name} must be in [-{data_name}.ndim, {data_name}.ndim) = [{-ndim}, {ndim}); "
+            f"got {axis}"
+        )
+        raise ValueError(msg)
+    return axis % ndim
+
+
+def _check_batch_shape(data_shape: Shape, index_shape: Shape, batch_dims: int) -> None:
+    if data_shape[:batch_dims] != index_shape[:batch_dims]:
+        msg = (
+            f"the first batch_dims={batch_dims} dimensions of params and indices must be "
+            f"equal; got params.shape[:{batch_dims}] = {data_shape[:batch_dims]} and "
+            f"indices.shape[:{batch_dims}] = {index_shape[:batch_dims]}"
+        )
+        raise ValueError(msg)
+
+
+@lru_cache(maxsize=512)
+def plan_gather_nd(shape: Shape, index_shape: Shape, batch_dims: int) -> GatherPlan:
+    rank, index_rank = len(shape), len(index_shape)
+    if index_rank < 1:
+        msg = (
+            "indices must have at least 1 dimension (index vectors lie along its last axis); "
+            "got a 0-d array"
+        )
+        raise ValueError(msg)
+    if not 0 <= batch_dims < index_rank:
+        msg = f"batch_dims must be in [0, indices.ndim) = [0, {index_rank}); got {batch_dims}"
+        raise ValueError(msg)
+    depth = index_shape[-1]
+    if batch_dims + depth > rank:
+        msg = (
+            f"indices.shape[-1] (the index depth) must be at most params.ndim - batch_dims = "
+            f"{rank} - {batch_dims} = {rank - batch_dims}; got {depth}"
+        )
+        raise ValueError(msg)
+    _check_batch_shape(shape, index_shape, batch_dims)
+    b = batch_dims
+    batch, grid, inner = shape[:b], index_shape[b:-1], shape[b + depth :]
+    return GatherPlan(
+        kind="axes",
+        axis_sizes=shape[b : b + depth],
+        vector=True,
+        allow_negative=False,
+        out_shape=batch + grid + inner,
+        mask_shape=batch + grid + (1,) * len(inner),
+        largest_flat=math.prod(shape) - 1,
+        batch_dims=b,
+        axis=b,
+        depth=depth,
+        data_block=None,
+        report=BadIndex("indices", True, "params", shape, b, depth),
+    )
+
+
+@lru_cache(maxsize=512)
+def plan_gather(shape: Shape, index_shape: Shape, axis: int | None, batch_dims: int) -> GatherPlan:
+    rank, index_rank = len(shape), len(index_shape)
+    if not -index_rank <= batch_dims <= index_rank:
+        msg = (
+            f"batch_dims must be in [-indices.ndim, indices.ndim] = [{-index_rank}, "
+            f"{index_rank}]; got {batch_dims}"
+        )
+        raise ValueError(msg)
+    # As in TensorFlow, axis defaults to batch_dims as given, before either is normalised.
+    axis = batch_dims if axis is None else axis
+    b = batch_dims + index_rank if batch_dims < 0 else batch_dims
+    axis = _normalize_axis(axis, rank, "axis", "params")
+    if b > axis:
+        msg = f"batch_dims must not exceed axis; got batch_dims={b}, axis={axis}"
+        raise ValueError(msg)
+    _check_batch_shape(shape, index_shape, b)
+    batch, outer, grid, inner = shape[:b], shape[b:axis], index_shape[b:], shape[axis + 1 :]
+    return GatherPlan(
+        kind="axes",
+        axis_sizes=(shape[axis],),
+        vector=False,
+        allow_negative=False,
+        out_shape=batch + outer + grid + inner,
+        mask_shape=batch + (1,) * len(outer) + grid + (1,) * len(inner),
+        largest_flat=math.prod(shape) - 1,
+        batch_dims=b,
+        axis=axis,
+        depth=1,
+        data_block=None,
+        report=BadIndex("indices", False, "params", shape, axis),
+    )
+
+
+@lru_cache(maxsize=512)
+def plan_gather_d(shape: Shape, index_shape: Shape, dim: int) -> GatherPlan:
+    rank = len(shape)
+    if len(index_shape) != rank:
+        msg = (
+            f"index must have the same rank as x; got x.ndim = {rank} and index.ndim = "
+            f"{len(index_shape)}"
+        )
+        raise ValueError(msg)
+    dim = _normalize_axis(dim, rank, "dim", "x")
+    too_big = [d for d in range(rank) if d != dim and index_shape[d] > shape[d]]
+    if too_big:
+        msg = (
+            f"index.shape[d] must not exceed x.shape[d] for every d != dim={dim}; got "
+            f"index.shape = {index_shape} and x.shape = {shape} (d = {too_big[0]})"
+        )
+        raise ValueError(msg)
+    block = (*index_shape[:dim], shape[dim], *index_shape[dim + 1 :])
+    return GatherPlan(
+        kind="along",
+        axis_sizes=(shape[dim],),
+        vector=False,
+        allow_negative=True,
+        out_shape=index_shape,
+        mask_shape=index_shape,
+        largest_flat=math.prod(block) - 1,
+        batch_dims=0,
+        axis=dim,
+        depth=1,
+        data_block=None if block == shape else block,
+        report=BadIndex("index", False, "x", shape, dim, allow_negative=True, axis_word="dim"),
+    )
+
+
+@lru_cache(maxsize=512)
+def plan_take_along_axis(shape: Shape, index_shape: Shape, axis: int) -> GatherPlan:
+    rank = len(shape)
+    if len(index_shape) != rank:
+        msg = (
+            f"indices must have the same rank as x; got x.ndim = {rank} and indices.ndim = "
+            f"{len(index_shape)}"
+        )
+        raise ValueError(msg)
+    axis = _normalize_axis(axis, rank, "axis", "x")
+    out_shape = []
+    for d, (size, index_size) in enumerate(zip(shape, index_shape, strict=True)):
+        if d == axis:
+            out_shape.append(index_size)
+        elif size == index_size or index_size == 1:
+            out_shape.append(size)
+        elif size == 1:
+            out_shape.append(index_size)
+        else:
+            msg = (
+                f"x and indices must broadcast against each other on every axis but "
+                f"axis={axis}; got x.shape = {shape} and indices.shape = {index_shape} "
+                f"(axis {d})"
+            )
+            raise ValueError(msg)
+    return GatherPlan(
+        kind="along",
+        axis_sizes=(shape[axis],),
+        vector=False,
+        allow_negative=True,
+        out_shape=tuple(out_shape),
+        mask_shape=index_shape,
+        largest_flat=math.prod(shape) - 1,
+        batch_dims=0,
+        axis=axis,
+        depth=1,
+        data_block=None,
+        report=BadIndex("indices", False, "x", shape, axis, allow_negative=True),
+    )
