@@ -7,17 +7,26 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ._dispatch import Engine
 from ._errors import BadIndex, python_value
-from ._indices import Components, IndexAccess, flat_positions
+from ._indices import Components, IndexAccess
 from ._plan import GatherPlan
+
+#: What one params axis is in a routed gather: ("index", j) addressed by component j,
+#: ("grid", g) by the position along index-grid axis g, ("zero",) always position 0 (a
+#: broadcast axis), ("slice",) not addressed (carried whole into the result).
+Role = tuple[Any, ...]
 
 
 class DaskEngine(Engine):
+    """Dask: values are checked inside the graph; gathers route the indices to params' blocks."""
+
     def index_access(self, x: Any) -> IndexAccess:
         return "graph"
 
@@ -27,24 +36,58 @@ class DaskEngine(Engine):
     def wide_index_dtype(self, xp: Any) -> Any:
         return xp.int64
 
-    def enforce_lazily(
-        self, xp: Any, bad: Any, indices: Any, report: BadIndex, result: Any
-    ) -> Any:
+    def enforce_lazily(self, xp: Any, bad: Any, indices: Any, report: BadIndex, result: Any) -> Any:
         return _dask_checked(bad, indices, report, result)
 
     def gather_axes(self, xp: Any, params: Any, components: Components, plan: GatherPlan) -> Any:
-        flat = flat_positions(components.values, plan.axis_sizes)
-        if flat is None:
-            flat = xp.zeros(self._depth0_grid(plan), dtype=xp.int64)
-        flat = self._flat_ready(xp, flat, components, math.prod(plan.axis_sizes) - 1, plan)
-        return dask_gather_axes(params, flat, plan.batch_dims, plan.axis, plan.depth)
+        """Params axes: batch axes routed by the index position, gathered axes by the
+        components, the outer and inner axes carried into the result in params' chunks."""
+        import dask.array as da
+
+        b, axis, depth = plan.batch_dims, plan.axis, plan.depth
+        if components.values:
+            grid_chunks = components.values[0].chunks
+        else:  # index depth 0: every vector selects the whole slice
+            grid_chunks = da.empty(self._depth0_grid(plan), dtype=np.int8).chunks
+        roles: list[Role] = [("slice",)] * params.ndim
+        for d in range(b):
+            roles[d] = ("grid", d)
+        for j in range(depth):
+            roles[axis + j] = ("index", j)
+        grid_ndim = len(grid_chunks)
+        out_axes: list[Role] = [
+            *[("grid", g) for g in range(b)],
+            *[("slice", d) for d in range(b, axis)],
+            *[("grid", g) for g in range(b, grid_ndim)],
+            *[("slice", d) for d in range(axis + depth, params.ndim)],
+        ]
+        return routed_gather(params, components.values, roles, out_axes, grid_chunks)
 
     def gather_along(self, xp: Any, x: Any, components: Components, plan: GatherPlan) -> Any:
+        """Every axis routed: `plan.axis` by the index, the others by the index position
+        (position 0 where x is broadcast)."""
+        import dask.array as da
+
         (index,) = components.values
-        index = self._flat_ready(xp, index, components, plan.axis_sizes[0] - 1, plan)
         if plan.data_block is not None:
             x = x[tuple(slice(0, size) for size in plan.data_block)]
-        return dask_take_along(x, index, plan.axis)
+        out_shape = plan.out_shape
+        if tuple(index.shape) != out_shape:  # broadcast along x's axes, in x's chunks
+            chunks = tuple(
+                x.chunks[d] if index.shape[d] != out_shape[d] else index.chunks[d]
+                for d in range(x.ndim)
+            )
+            index = da.broadcast_to(index, out_shape, chunks=chunks)
+        roles: list[Any] = []
+        for d in range(x.ndim):
+            if d == plan.axis:
+                roles.append(("index", 0))
+            elif x.shape[d] == 1 and out_shape[d] != 1:
+                roles.append(("zero",))
+            else:
+                roles.append(("grid", d))
+        out_axes = [("grid", d) for d in range(x.ndim)]
+        return routed_gather(x, [index], roles, out_axes, index.chunks)
 
 
 def _dask_checked(bad, values, report, result):
@@ -94,126 +137,236 @@ def _first_argument(block, _verdict):
     return block
 
 
-def dask_gather_axes(params, flat, batch_dims: int, axis: int, depth: int):
-    """:func:`~portagather._compose.gather_axes` on Dask, with no block of params merged.
+# The routed gather: indices travel to params' blocks, params never moves.
+#
+#   split[I]          one task per index chunk I: which params block each index element
+#                     falls in; the chunk's positions and block-local coordinates, sorted
+#                     into one piece per candidate block
+#   piece[I, c]       the c-th piece of split[I] (a getitem, so that a gather task reads only
+#                     its own piece)
+#   gather[I, c, S]   params block (candidate c, slice blocks S) at the piece's coordinates
+#   out[I, S]         the pieces' values put back in index order: one block of the result
+#
+# Candidates of chunk I are the non-empty params blocks that its elements can reach: every
+# block along an index-addressed axis, the blocks overlapping the chunk's range along a
+# position-addressed one. No task reads more than one params block, and what moves between
+# tasks is the indices (twice, as positions and coordinates) and the result (twice).
 
-    One task per result block; the result's blocks are params' blocks on the batch, outer and
-    inner axes and `flat`'s blocks on the index grid. Each task reads the params blocks along
-    the gathered axes as a nested list, never concatenated, and picks from each the positions
-    that fall inside it.
+
+@dataclass(frozen=True)
+class _Route:
+    """What the tasks of one routed gather need to know; small and picklable."""
+
+    roles: tuple[Role, ...]  # per params axis
+    starts: tuple[tuple[int, ...], ...]  # per params axis: where each block starts
+    ends: tuple[tuple[int, ...], ...]  # per params axis: where each block ends
+    sizes: tuple[int, ...]  # params.shape
+    out_axes: tuple[Role, ...]  # per result axis: ("grid", g) or ("slice", d)
+    dtype: Any
+
+
+def routed_gather(
+    params: Any,
+    components: list[Any],
+    roles: list[Role],
+    out_axes: list[Role],
+    grid_chunks: tuple[tuple[int, ...], ...],
+) -> Any:
+    """Gather from Dask array `params` by routing the index chunks to its blocks.
+
+    `components` are Dask arrays over the index grid (chunks `grid_chunks`), one per
+    ``("index", j)`` role; `roles` says how each params axis is addressed and `out_axes` how
+    the result's axes are laid out. The result's chunks follow the index chunks on grid axes
+    and params' chunks on slice axes.
     """
     import dask.array as da
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
 
-    b, stop = batch_dims, axis + depth
-    if flat.chunks[:b] != params.chunks[:b]:  # batch blocks pair up with params' blocks
-        flat = flat.rechunk(params.chunks[:b] + flat.chunks[b:])
-    grid = flat.ndim - b
-    batch = tuple(f"b{k}" for k in range(b))
-    outer = tuple(f"p{k}" for k in range(axis - b))
-    gathered = tuple(f"s{k}" for k in range(depth))
-    inner = tuple(f"t{k}" for k in range(params.ndim - stop))
-    grid_ind = tuple(f"i{k}" for k in range(grid))
-    bounds = [tuple(int(e) for e in np.cumsum((0, *params.chunks[d]))) for d in range(axis, stop)]
-    return da.blockwise(
-        _gather_axes_blocks,
-        batch + outer + grid_ind + inner,
-        params,
-        batch + outer + gathered + inner,
-        flat,
-        batch + grid_ind,
-        concatenate=False,
-        sizes=tuple(params.shape[axis:stop]),
-        bounds=bounds,
-        batch_dims=b,
-        outer=axis - b,
-        dtype=params.dtype,
-        meta=np.empty((0,) * (params.ndim - depth + grid), dtype=params.dtype),
+    if any(math.isnan(c) for chunks in (*params.chunks, *grid_chunks) for c in chunks):
+        msg = (
+            "params and indices must have known chunk sizes (Dask arrays made by boolean "
+            "indexing have none); call .compute_chunk_sizes() on them first"
+        )
+        raise ValueError(msg)
+    components = [c if c.chunks == grid_chunks else c.rechunk(grid_chunks) for c in components]
+    starts = tuple(tuple(int(s) for s in np.cumsum((0, *c[:-1]))) for c in params.chunks)
+    ends = tuple(tuple(int(e) for e in np.cumsum(c)) for c in params.chunks)
+    route = _Route(
+        tuple(roles), starts, ends, tuple(int(s) for s in params.shape), tuple(out_axes),
+        params.dtype,
+    )  # fmt: skip
+    token = tokenize(params, *components, route, grid_chunks)
+    split, piece, gather, out = (
+        f"pg-route-{step}-{token}" for step in ("split", "piece", "gather", "out")
     )
+    slice_axes = [d for d, role in enumerate(roles) if role[0] == "slice"]
+    grid_starts = [tuple(int(s) for s in np.cumsum((0, *c[:-1]))) for c in grid_chunks]
+    graph: dict[Any, Any] = {}
+    for chunk in itertools.product(*(range(len(c)) for c in grid_chunks)):
+        shape = tuple(grid_chunks[g][k] for g, k in enumerate(chunk))
+        offset = tuple(grid_starts[g][k] for g, k in enumerate(chunk))
+        candidates = _candidates(params.chunks, route, shape, offset) if math.prod(shape) else []
+        graph[(split, *chunk)] = (
+            _split_chunk, [(c.name, *chunk) for c in components], route, candidates, shape,
+            offset,
+        )  # fmt: skip
+        for c in range(len(candidates)):
+            graph[(piece, *chunk, c)] = (operator.getitem, (split, *chunk), c)
+        for slices in itertools.product(*(range(len(params.chunks[d])) for d in slice_axes)):
+            gathered = []
+            for c, candidate in enumerate(candidates):
+                block = list(candidate)
+                for d, k in zip(slice_axes, slices, strict=True):
+                    block[d] = k
+                key = (gather, *chunk, c, *slices)
+                graph[key] = (
+                    _gather_piece, (params.name, *block), (piece, *chunk, c), route, block,
+                    shape, offset,
+                )  # fmt: skip
+                gathered.append(key)
+            slice_shape = tuple(
+                params.chunks[d][k] for d, k in zip(slice_axes, slices, strict=True)
+            )
+            out_block = tuple(
+                chunk[axis[1]] if axis[0] == "grid" else slices[slice_axes.index(axis[1])]
+                for axis in out_axes
+            )
+            graph[(out, *out_block)] = (
+                _merge_pieces, gathered, [(piece, *chunk, c) for c in range(len(candidates))],
+                route, shape, slice_shape,
+            )  # fmt: skip
+    out_chunks = tuple(
+        grid_chunks[axis[1]] if axis[0] == "grid" else params.chunks[axis[1]] for axis in out_axes
+    )
+    hlg = HighLevelGraph.from_collections(out, graph, dependencies=[params, *components])
+    meta = np.empty((0,) * len(out_axes), dtype=params.dtype)
+    return da.Array(hlg, out, out_chunks, meta=meta)
 
 
-def _gather_axes_blocks(params_blocks, flat_block, sizes, bounds, batch_dims, outer):
-    flat_block = np.asarray(flat_block)
-    coords = np.unravel_index(flat_block, sizes) if sizes else ()
-    b, grid = batch_dims, flat_block.ndim - batch_dims
-    # Batch positions, broadcast against the index grid, for NumPy's advanced indexing.
-    batch = [
-        np.arange(flat_block.shape[k]).reshape((1,) * k + (-1,) + (1,) * (b - k - 1 + grid))
-        for k in range(b)
+def _candidates(
+    chunks: tuple[tuple[int, ...], ...],
+    route: _Route,
+    shape: tuple[int, ...],
+    offset: tuple[int, ...],
+) -> list[list[int]]:
+    """The params blocks (a block index on every axis, 0 on slice axes) that the elements of
+    one index chunk can reach, in row-major order of the routed axes."""
+    per_axis: list[list[int]] = []
+    for d, role in enumerate(route.roles):
+        nonempty = [k for k, n in enumerate(chunks[d]) if n > 0]
+        if role[0] == "slice":
+            per_axis.append([0])
+        elif role[0] == "index":
+            per_axis.append(nonempty)
+        elif role[0] == "zero":
+            per_axis.append(nonempty[:1])
+        else:
+            low, high = offset[role[1]], offset[role[1]] + shape[role[1]]
+            per_axis.append(
+                [k for k in nonempty if route.starts[d][k] < high and route.ends[d][k] > low]
+            )
+    return [list(c) for c in itertools.product(*per_axis)]
+
+
+def _block_of(route: _Route, d: int, coordinate: Any) -> Any:
+    """The block along params axis `d` holding each coordinate (empty blocks never match)."""
+    return np.searchsorted(np.asarray(route.ends[d]), coordinate, side="right")
+
+
+def _small_int(largest: int) -> Any:
+    return np.int32 if largest < 2**31 else np.int64
+
+
+def _split_chunk(
+    component_blocks: list[Any],
+    route: _Route,
+    candidates: list[list[int]],
+    shape: tuple[int, ...],
+    offset: tuple[int, ...],
+) -> list[tuple[Any, list[Any]]]:
+    """Sort one index chunk into pieces, one per candidate block: (positions in the chunk,
+    block-local coordinates of the index-addressed axes)."""
+    count = math.prod(shape)
+    code = np.zeros(shape, dtype=np.intp)
+    local: dict[int, Any] = {}
+    routed = [d for d, role in enumerate(route.roles) if role[0] != "slice"]
+    for d in routed:
+        role = route.roles[d]
+        options = sorted({c[d] for c in candidates})
+        rank = np.zeros(len(route.ends[d]), dtype=np.intp)
+        rank[options] = np.arange(len(options))
+        if role[0] == "index":
+            # Out-of-range components (unchecked, or ignored) are read inside the array.
+            coordinate = np.clip(np.asarray(component_blocks[role[1]]), 0, route.sizes[d] - 1)
+            block = _block_of(route, d, coordinate)
+            starts = np.asarray(route.starts[d])
+            local[d] = (coordinate - starts[block]).astype(_small_int(route.sizes[d]))
+            code = code * len(options) + rank[block]
+        elif role[0] == "grid":
+            g = role[1]
+            position = offset[g] + np.arange(shape[g])
+            block = rank[_block_of(route, d, position)]
+            code = code * len(options) + block.reshape((-1,) + (1,) * (len(shape) - g - 1))
+    code = code.reshape(-1)
+    order = np.argsort(code, kind="stable")
+    bounds = np.cumsum(np.bincount(code, minlength=len(candidates)))[:-1]
+    positions = np.split(order.astype(_small_int(count)), bounds)
+    coordinates = {d: np.split(c.reshape(-1)[order], bounds) for d, c in local.items()}
+    return [
+        (positions[c], [coordinates[d][c] for d in sorted(coordinates)])
+        for c in range(len(candidates))
     ]
-    out = None
-    for block_index in itertools.product(*(range(len(e) - 1) for e in bounds)):
-        block = params_blocks
-        for i in block_index:
-            block = block[i]
-        block = np.asarray(block)
-        inside = np.ones(flat_block.shape, dtype=bool)
-        local = []
-        for c, i, edges in zip(coords, block_index, bounds, strict=True):
-            inside &= (c >= edges[i]) & (c < edges[i + 1])
-            local.append(c - edges[i])
-        local = [np.where(inside, c, 0) for c in local]
-        if not sizes:  # index depth 0: a unit axis to index, so the grid axes appear
-            block = np.expand_dims(block, b + outer)
-            local = [np.zeros(flat_block.shape, dtype=np.intp)]
-        # Batch and gathered axes first: one advanced index puts batch+grid in front.
-        order = [*range(b), *range(b + outer, b + outer + len(local))]
-        rest = [d for d in range(block.ndim) if d not in order]
-        picked = np.transpose(block, order + rest)[(*batch, *local)]
-        mask = inside.reshape(inside.shape + (1,) * (picked.ndim - inside.ndim))
-        out = picked if out is None else np.where(mask, picked, out)
-    # (batch, grid, outer, inner) -> (batch, outer, grid, inner)
-    axes = list(range(out.ndim))
-    grid_axes, outer_axes = axes[b : b + grid], axes[b + grid : b + grid + outer]
-    return np.transpose(out, axes[:b] + outer_axes + grid_axes + axes[b + grid + outer :])
 
 
-def dask_take_along(x, indices, axis: int):
-    """``take_along_axis`` with broadcasting on Dask arrays, for indices in ``[0, n)``.
-
-    One task per block of the result, whose blocks are the index blocks (x's blocks along
-    axes where the indices have size 1; x is rechunked to the index blocks on the axes both
-    span). Each task reads the blocks of `x` along `axis`
-    as a list, never concatenated, and picks from each the indices that fall inside it, so no
-    block of `x` is merged with another and no reshape rechunks the indices.
-    """
-    import dask.array as da
-
-    ndim = x.ndim
-    shared = {
-        d: indices.chunks[d]
-        for d in range(ndim)
-        if d != axis and x.shape[d] == indices.shape[d] > 1 and x.chunks[d] != indices.chunks[d]
-    }
-    if shared:  # the result's blocks follow the index blocks on the axes both arrays span
-        x = x.rechunk(shared)
-    symbols = tuple(f"d{d}" for d in range(ndim))
-    out_ind = symbols[:axis] + ("along",) + symbols[axis + 1 :]
-    x_ind = symbols[:axis] + ("source",) + symbols[axis + 1 :]
-    bounds = tuple(int(b) for b in np.cumsum((0, *x.chunks[axis])))
-    return da.blockwise(
-        _take_along_blocks,
-        out_ind,
-        x,
-        x_ind,
-        indices,
-        out_ind,
-        concatenate=False,
-        axis=axis,
-        bounds=bounds,
-        dtype=x.dtype,
-        meta=np.empty((0,) * ndim, dtype=x.dtype),
-    )
+def _gather_piece(
+    block: Any,
+    piece: tuple[Any, list[Any]],
+    route: _Route,
+    block_index: list[int],
+    shape: tuple[int, ...],
+    offset: tuple[int, ...],
+) -> Any:
+    """One params block at one piece's coordinates: shape ``(len(piece), *slice block)``."""
+    positions, coordinates = piece
+    block = np.asarray(block)
+    index: list[Any] = []
+    grid_position = None
+    local = iter(coordinates)
+    routed = [d for d, role in enumerate(route.roles) if role[0] != "slice"]
+    for d in routed:
+        role = route.roles[d]
+        if role[0] == "index":
+            index.append(next(local))
+        elif role[0] == "zero":
+            index.append(np.zeros(positions.shape, dtype=np.intp))
+        else:
+            if grid_position is None:
+                grid_position = np.unravel_index(positions, shape)
+            g = role[1]
+            index.append(grid_position[g] + (offset[g] - route.starts[d][block_index[d]]))
+    slices = [d for d, role in enumerate(route.roles) if role[0] == "slice"]
+    if not routed:  # nothing addressed: every element reads the whole block
+        return np.broadcast_to(block, (positions.shape[0], *block.shape))
+    return np.transpose(block, routed + slices)[tuple(index)]
 
 
-def _take_along_blocks(x_blocks, index_block, axis, bounds):
-    if not isinstance(x_blocks, list):
-        x_blocks = [x_blocks]
-    index_block = np.asarray(index_block)
-    zero = np.zeros((), dtype=np.asarray(x_blocks[0]).dtype)
-    out = None
-    for block, start, stop in zip(x_blocks, bounds[:-1], bounds[1:], strict=True):
-        inside = (index_block >= start) & (index_block < stop)
-        local = np.where(inside, index_block - start, 0)
-        picked = np.take_along_axis(np.asarray(block), local, axis=axis)
-        out = np.where(inside, picked, zero if out is None else out)
-    return out
+def _merge_pieces(
+    values: list[Any],
+    pieces: list[tuple[Any, list[Any]]],
+    route: _Route,
+    shape: tuple[int, ...],
+    slice_shape: tuple[int, ...],
+) -> Any:
+    """Put the gathered pieces of one index chunk back in index order: one result block."""
+    out = np.empty((math.prod(shape), *slice_shape), dtype=route.dtype)
+    for gathered, (positions, _) in zip(values, pieces, strict=True):
+        out[positions] = gathered
+    out = out.reshape(shape + slice_shape)
+    # (grid..., slice...) -> the result's axis order
+    slice_axes = [d for d, role in enumerate(route.roles) if role[0] == "slice"]
+    order = [
+        axis[1] if axis[0] == "grid" else len(shape) + slice_axes.index(axis[1])
+        for axis in route.out_axes
+    ]
+    return np.ascontiguousarray(np.transpose(out, order)) if order != sorted(order) else out
