@@ -7,12 +7,13 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
 
 import portagather as pg
-from portagather.conformance import reference
+from portagather.conformance import dask_costs, reference
 
 da = pytest.importorskip("dask.array")
 import dask  # noqa: E402
@@ -61,7 +62,7 @@ def cluster_client():
     distributed = pytest.importorskip("distributed")
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
@@ -82,40 +83,100 @@ def test_error_policy_raises_on_the_cluster(cluster_client, data):
         lazy.compute()
 
 
-def _largest_task_outputs(data):
-    """{operation: bytes of its largest task output, the final concatenation aside}."""
-    # Rechunks by tasks, as without a cluster (a cluster's client would pick P2P rechunking).
-    with dask.config.set({"array.rechunk.method": "tasks"}):
-        calls = _calls(*data)
-    sizes = []
-
-    class Sizes(dask.callbacks.Callback):
-        def _posttask(self, key, result, dsk, state, worker_id):
-            if "finalize" not in str(key):
-                sizes.append(getattr(result, "nbytes", 0))
-
-    largest = {}
-    for name, lazy, _ in calls:
-        sizes.clear()
-        with Sizes():
-            lazy.compute(scheduler="threads")
-        largest[name] = (max(sizes), lazy)
-    return largest
+def _costed_calls(params, points, rows, index_d, policy):
+    """The four operations on persisted inputs: (name, lazy call, params name, inputs)."""
+    p, pts = (a.persist(scheduler="sync") for a in _chunked(params, points))
+    rws = _chunked(params, rows)[1].persist(scheduler="sync")
+    idx_d = da.from_array(index_d, chunks=(CHUNK, -1)).persist(scheduler="sync")
+    kw = {"bad_indices": policy}
+    return [
+        ("gather_nd", pg.gather_nd(p, pts, **kw), p, pts),
+        ("gather_nd rows", pg.gather_nd(p, rws, **kw), p, rws),
+        ("gather", pg.gather(p, rws[:, 0], axis=1, **kw), p, rws),
+        ("gather_d", pg.gather_d(p, 1, idx_d, **kw), p, idx_d),
+        ("take_along_axis", pg.take_along_axis(p, idx_d, axis=1, **kw), p, idx_d),
+    ]
 
 
-def test_no_task_materialises_params(data):
+def _largest_chunk_bytes(array):
+    return int(np.prod([max(c) for c in array.chunks])) * array.dtype.itemsize
+
+
+@pytest.mark.parametrize("policy", ["error", "ignore"])
+def test_every_task_reads_at_most_one_params_block(data, policy):
+    """The issue's bounds: no task reads more than 2 params blocks or more than
+    2 x (params block + index chunk + result chunk); all task outputs together (what can
+    move between workers) stay under 4 x (indices + result); no PerformanceWarning."""
     params = data[0]
-    for name, (largest, _) in _largest_task_outputs(data).items():
-        assert largest <= params.nbytes / 4, (name, largest, params.nbytes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dask.array.PerformanceWarning)
+        calls = _costed_calls(*data, policy)
+    for name, lazy, p, indices in calls:
+        _, costs = dask_costs.measure(lazy, p.name)
+        block = _largest_chunk_bytes(p)
+        per_task = block + _largest_chunk_bytes(indices) + _largest_chunk_bytes(lazy)
+        assert costs.most_params_blocks <= 2, name
+        assert costs.largest_input <= 2 * per_task, (name, costs.largest_input, per_task)
+        assert costs.total_output <= 4 * (indices.nbytes + lazy.nbytes), (name, params.nbytes)
 
 
-def test_no_task_holds_more_than_a_few_params_chunks(data):
-    params = data[0]
-    chunk_bytes = CHUNK * CHUNK * params.itemsize
-    for name, (largest, lazy) in _largest_task_outputs(data).items():
-        # Output blocks follow the index chunks, so bound by both, never by all of params.
-        out_block = np.prod([max(c) for c in lazy.chunks]) * params.itemsize
-        assert largest <= 2 * max(out_block, chunk_bytes), (name, largest, chunk_bytes)
+def test_unknown_chunk_sizes_are_refused_clearly():
+    params = da.from_array(np.arange(12).reshape(3, 4), chunks=2)
+    masked = params[params[:, 0] > 3]  # rows of unknown count
+    with pytest.raises(ValueError, match=r"params must have known sizes.*compute_chunk_sizes"):
+        pg.gather(masked, [0], axis=1)
+    indices = da.from_array(np.array([[0, 1], [2, 3]]), chunks=1)
+    with pytest.raises(ValueError, match=r"indices must have known sizes.*compute_chunk_sizes"):
+        pg.gather_nd(params, indices[indices[:, 0] > 0])
+    fixed = masked.compute_chunk_sizes()
+    np.testing.assert_array_equal(pg.gather(fixed, [3, 0], axis=1).compute(), [[7, 4], [11, 8]])
+
+
+def test_more_elements_than_int64_counts_stays_lazy_and_reads_right():
+    """2**64 elements in four blocks: the call plans and routes without overflowing, and
+    what is computed is right (the blocks are zeros made on demand)."""
+    big = da.zeros((2**32, 2**32), chunks=(2**31, 2**31), dtype=np.int8)
+    lazy = pg.gather_nd(big, [[1, 2], [2**32 - 1, 2**32 - 1]], bad_indices="ignore", fill_value=5)
+    np.testing.assert_array_equal(lazy.compute(), [0, 0])
+    with pytest.raises(IndexError, match=r"indices\[0\] = \[4294967296, 0\]"):
+        pg.gather_nd(big, [[2**32, 0]]).compute()
+
+
+@pytest.fixture(scope="module")
+def small_workers():
+    """Three worker processes of 400 MB each, smaller than the params gathered from."""
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=3, threads_per_worker=1, processes=True, memory_limit="400MB",
+            dashboard_address=":0",
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
+
+
+@pytest.mark.parametrize("policy", ["error", "ignore"])
+def test_points_from_params_larger_than_any_worker(small_workers, policy):
+    """params of 512 MB (made on the workers, never on the client) spread over workers of
+    400 MB each: every index is routed to the worker holding its block. params[i, j] is
+    i * n + j, so the expected values need no copy of params."""
+    n = 8000
+    params = da.fromfunction(
+        lambda i, j: i * n + j, shape=(n, n), dtype=np.int64, chunks=1000
+    ).persist()
+    assert params.nbytes > 400e6
+    rng = np.random.default_rng(2)
+    points = rng.integers(0, n, (200_000, 2))
+    if policy == "ignore":
+        points[::1000, 1] = n  # every 1000th vector is bad: filled with -1
+    indices = da.from_array(points, chunks=(25_000, 2))
+    out = pg.gather_nd(params, indices, bad_indices=policy, fill_value=-1).compute()
+    wanted = points[:, 0] * n + points[:, 1]
+    if policy == "ignore":
+        wanted[::1000] = -1
+    np.testing.assert_array_equal(out, wanted)
+    assert len(small_workers.scheduler_info()["workers"]) == 3  # none was lost
 
 
 SHARDED = textwrap.dedent(
@@ -184,3 +245,57 @@ def test_dask_cluster_example_runs():
     assert done.returncode == 0, done.stderr[-3000:]
     assert "gathered 4000 points from params (200, 200) in (4, 4) blocks" in done.stdout
     assert "a sample matches" in done.stdout
+
+
+MESH = textwrap.dedent(
+    """
+    import json, os, re
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+    import jax, jax.numpy as jnp, numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+    import portagather as pg
+
+    mesh = Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y"))
+    values = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)
+    params = jax.device_put(values, NamedSharding(mesh, PartitionSpec("x", "y")))
+    points = np.random.default_rng(0).integers(0, 32, (100, 2)).astype(np.int32)
+
+    def gathered_bytes(hlo):
+        sizes = {"f32": 4, "s32": 4, "s64": 8, "pred": 1, "u32": 4}
+        total = 0
+        for dtype, dims in re.findall(r"= (\\w+)\\[([\\d,]*)\\][^ ]* all-gather\\(", hlo):
+            total += sizes.get(dtype, 8) * int(np.prod([int(d) for d in dims.split(",") if d]))
+        return total
+
+    report = {}
+    calls = {"native": lambda p, i: p[i[:, 0], i[:, 1]]}
+    calls.update({
+        policy: (lambda policy: lambda p, i: pg.gather_nd(p, i, bad_indices=policy))(policy)
+        for policy in ("clip", "ignore", "unchecked", "wrap")
+    })
+    for name, f in calls.items():
+        hlo = jax.jit(f).lower(params, jnp.asarray(points)).compile().as_text()
+        out = np.asarray(jax.jit(f)(params, jnp.asarray(points)))
+        report[name] = {
+            "all_gather_bytes": gathered_bytes(hlo),
+            "correct": bool(np.array_equal(out, values[points[:, 0], points[:, 1]])),
+        }
+    print(json.dumps(report))
+    """
+)
+
+
+def test_mesh_sharded_point_gather_moves_no_more_than_native_indexing():
+    """params sharded on both axes of a 4 x 2 mesh: gathering along the original axes
+    all-gathers no more than ``params[i0, i1]`` does (flattening params all-gathered a
+    quarter of it on every device)."""
+    pytest.importorskip("jax")
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    done = subprocess.run([sys.executable, "-c", MESH], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    native = report.pop("native")
+    assert native["correct"]
+    for policy, facts in report.items():
+        assert facts["correct"], policy
+        assert facts["all_gather_bytes"] <= native["all_gather_bytes"], (policy, facts, native)

@@ -55,6 +55,7 @@ def _execute(
     engine = engine_for(xp)
     if plan.reads_nothing:  # nothing is read, so nothing can be out of range
         return engine.empty(xp, data, plan.out_shape)
+    indices = engine.index_array(xp, indices)
     access = engine.index_access(indices)
     policy = resolve_default(policy, access)
     if 0 in plan.axis_sizes:  # every index is bad

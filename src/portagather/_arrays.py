@@ -65,14 +65,21 @@ def check_index_dtype(xp, indices, index_name: str) -> None:
         raise TypeError(f"{index_name} must have an integer dtype; got {dtype}")
 
 
-def static_shape(x, name: str) -> tuple[int, ...]:
+def static_shape(x: Any, name: str) -> tuple[int, ...]:
     """The shape as Python ints; every gather here is planned from static shapes."""
     shape = tuple(x.shape)
     if any(s is None for s in shape):
-        raise ValueError(
+        msg = (
             f"{name} must have a static shape (every size known when the call is made); "
             f"got shape {shape}"
         )
+        raise ValueError(msg)
+    if any(s != s for s in shape):  # NaN: Dask's unknown sizes, after boolean indexing
+        msg = (
+            f"{name} must have known sizes; got shape {shape}, whose NaN sizes are unknown "
+            f"(as after boolean indexing on Dask): call {name}.compute_chunk_sizes() first"
+        )
+        raise ValueError(msg)
     return tuple(int(s) for s in shape)
 
 

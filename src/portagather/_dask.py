@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +31,14 @@ class DaskEngine(Engine):
 
     def reads_cheaply(self, x: Any) -> bool:
         return False
+
+    def index_array(self, xp: Any, indices: Any) -> Any:
+        """Without zero-size chunks: Dask's elementwise operations with a Python scalar
+        mis-handle them (``da.maximum(c, 0)`` on chunks ``(0, 1)`` gives two elements)."""
+        if any(0 in chunks and len(chunks) > 1 for chunks in indices.chunks):
+            kept = tuple(tuple(n for n in chunks if n) or (0,) for chunks in indices.chunks)
+            return indices.rechunk(kept)
+        return indices
 
     def wide_index_dtype(self, xp: Any) -> Any:
         return xp.int64
@@ -73,6 +80,7 @@ class DaskEngine(Engine):
             x = x[tuple(slice(0, size) for size in plan.data_block)]
         out_shape = plan.out_shape
         if tuple(index.shape) != out_shape:  # broadcast along x's axes, in x's chunks
+            index = index.rechunk({d: 1 for d in range(x.ndim) if index.shape[d] == 1})
             chunks = tuple(
                 x.chunks[d] if index.shape[d] != out_shape[d] else index.chunks[d]
                 for d in range(x.ndim)
@@ -212,7 +220,7 @@ def routed_gather(
             offset,
         )  # fmt: skip
         for c in range(len(candidates)):
-            graph[(piece, *chunk, c)] = (operator.getitem, (split, *chunk), c)
+            graph[(piece, *chunk, c)] = (_take_piece, (split, *chunk), c)
         for slices in itertools.product(*(range(len(params.chunks[d])) for d in slice_axes)):
             gathered = []
             for c, candidate in enumerate(candidates):
@@ -317,6 +325,12 @@ def _split_chunk(
         (positions[c], [coordinates[d][c] for d in sorted(coordinates)])
         for c in range(len(candidates))
     ]
+
+
+def _take_piece(pieces: list[Any], c: int) -> Any:
+    """One piece of a split chunk (not ``operator.getitem``, which Dask's optimiser treats
+    as array slicing)."""
+    return pieces[c]
 
 
 def _gather_piece(

@@ -42,6 +42,10 @@ class Engine:
         """Whether reading values of `x` into Python is cheap and harmless."""
         return True
 
+    def index_array(self, xp: Any, indices: Any) -> Any:
+        """The caller's index array, laid out for the policies' elementwise work."""
+        return indices
+
     def wide_index_dtype(self, xp: Any) -> Any:
         """The widest signed integer dtype the namespace holds; the policies work in it."""
         try:

@@ -64,13 +64,18 @@ class Backend:
     def lazy(self) -> bool:
         return self.name == "dask"
 
-    def asarray(self, values, dtype=None):
-        """A backend array holding `values` (NumPy data or nested lists)."""
+    def asarray(self, values, dtype=None, chunks=None):
+        """A backend array holding `values` (NumPy data or nested lists).
+
+        On Dask, `chunks` (Dask's explicit form, one tuple of sizes per axis) lays it out;
+        by default every axis is split in two, so that every gather crosses chunks.
+        """
         values = np.array(values, dtype=dtype)  # always a fresh copy
         if self.name == "dask":
             import dask.array as da
 
-            chunks = tuple(max(1, (s + 1) // 2) for s in values.shape)
+            if chunks is None:
+                chunks = tuple(max(1, (s + 1) // 2) for s in values.shape)
             return da.from_array(values, chunks=chunks)
         if self.name == "torch":
             import torch

@@ -43,12 +43,15 @@ class Call:
     """One call of a portagather operation, on NumPy inputs.
 
     For ``gather_d`` the keyword ``dim`` is passed positionally, in MindSpore's order.
+    `chunks` (the chunks of data and of indices) lays the arrays out on backends with
+    chunks (Dask); None leaves it to the backend.
     """
 
     op: str
     data: np.ndarray
     indices: object
     kwargs: dict = field(default_factory=dict)
+    chunks: tuple | None = None
 
     def args(self, data, indices):
         kwargs = dict(self.kwargs)
@@ -58,8 +61,9 @@ class Call:
 
     def run(self, backend: Backend, *, as_lists=False):
         """Run through portagather on `backend`; returns ``(result, data array)``."""
-        data = backend.asarray(self.data)
-        indices = self.indices if as_lists else backend.asarray(self.indices)
+        data_chunks, index_chunks = self.chunks or (None, None)
+        data = backend.asarray(self.data, chunks=data_chunks)
+        indices = self.indices if as_lists else backend.asarray(self.indices, chunks=index_chunks)
         args, kwargs = self.args(data, indices)
         return getattr(pg, self.op)(*args, **kwargs), data
 
@@ -71,13 +75,16 @@ class Call:
     def reproducer(self, backend_name: str) -> str:
         args, kwargs = self.args("params", "indices")
         text = ", ".join([*map(str, args)] + [f"{k}={v!r}" for k, v in kwargs.items()])
+        data_chunks, index_chunks = self.chunks or (None, None)
+        data_layout = f", chunks={data_chunks!r}" if data_chunks else ""
+        index_layout = f", chunks={index_chunks!r}" if index_chunks else ""
         return "\n".join(
             [
                 "import numpy as np, portagather as pg",
                 "from portagather.conformance.backends import load_backend",
                 f"b = load_backend({backend_name!r})",
-                f"params = b.asarray({_literal(self.data)})",
-                f"indices = b.asarray({_literal(np.asarray(self.indices))})",
+                f"params = b.asarray({_literal(self.data)}{data_layout})",
+                f"indices = b.asarray({_literal(np.asarray(self.indices))}{index_layout})",
                 f"pg.{self.op}({text})",
             ]
         )

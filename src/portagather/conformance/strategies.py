@@ -7,6 +7,8 @@ from a wider range that includes negatives and values past the end. Data values 
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -94,11 +96,33 @@ def take_along_axis_calls(draw, bad: bool = False):
     return Call("take_along_axis", _data(tuple(shape)), indices, kwargs)
 
 
+@st.composite
+def chunkings(draw, shape: tuple[int, ...]):
+    """Dask chunks for `shape`: up to three chunks per axis, zero-size and one-element
+    chunks included."""
+    chunks = []
+    for n in shape:
+        cuts = sorted(draw(st.lists(st.integers(0, n), max_size=2)))
+        edges = [0, *cuts, n]
+        chunks.append(tuple(b - a for a, b in itertools.pairwise(edges)))
+    return tuple(chunks)
+
+
+@st.composite
+def _laid_out(draw, calls):
+    call = draw(calls)
+    call.chunks = (draw(chunkings(call.data.shape)), draw(chunkings(np.shape(call.indices))))
+    return call
+
+
 def calls(op: str, *, batch: bool = False, bad: bool = False):
+    """Calls of `op`, with data and indices in drawn chunks (used by backends with chunks)."""
     if op == "gather_nd":
-        return gather_nd_calls(batch, bad)
-    if op == "gather":
-        return gather_calls(batch, bad)
-    if op == "gather_d":
-        return gather_d_calls(bad)
-    return take_along_axis_calls(bad)
+        drawn = gather_nd_calls(batch, bad)
+    elif op == "gather":
+        drawn = gather_calls(batch, bad)
+    elif op == "gather_d":
+        drawn = gather_d_calls(bad)
+    else:
+        drawn = take_along_axis_calls(bad)
+    return _laid_out(drawn)
