@@ -131,7 +131,7 @@ def cluster_series(multiples, points: int, block_mb: float) -> list[dict]:
             side = int((multiple * WORKER_LIMIT / 4) ** 0.5)
             block = int((block_mb * 1e6 / 4) ** 0.5)
             params = da.fromfunction(
-                lambda i, j: (i * side + j).astype(np.float32), shape=(side, side),
+                lambda i, j, side=side: (i * side + j).astype(np.float32), shape=(side, side),
                 dtype=np.float32, chunks=block,
             )  # fmt: skip
             if persist:
