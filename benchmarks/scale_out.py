@@ -117,7 +117,7 @@ class WorkerMemory:
 
 
 def cluster_series(multiples, points: int, block_mb: float) -> list[dict]:
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster, wait
 
     out = []
     with (
@@ -126,26 +126,28 @@ def cluster_series(multiples, points: int, block_mb: float) -> list[dict]:
         ) as cluster,
         Client(cluster) as client,
     ):
-        rng = np.random.default_rng(1)
         for multiple, persist in multiples:
-            side = int((multiple * WORKER_LIMIT / 4) ** 0.5)
-            block = int((block_mb * 1e6 / 4) ** 0.5)
+            side = int((multiple * WORKER_LIMIT / 8) ** 0.5)
+            block = int((block_mb * 1e6 / 8) ** 0.5)
+            # params[i, j] = i * side + j, made on the workers block by block.
             params = da.fromfunction(
-                lambda i, j, side=side: (i * side + j).astype(np.float32), shape=(side, side),
-                dtype=np.float32, chunks=block,
+                lambda i, j, side=side: i * side + j, shape=(side, side), dtype=np.int64,
+                chunks=block,
             )  # fmt: skip
             if persist:
                 params = params.persist()
-                dask.distributed.wait(params)
-            vectors = rng.integers(0, side, (points, 2))
-            indices = da.from_array(vectors, chunks=(points // 8, 2))
+                wait(params)
+            indices = da.random.default_rng(1).integers(
+                0, side, (points, 2), chunks=(points // 8, 2)
+            ).persist()  # fmt: skip
+            wait(indices)
             lazy = pg.gather_nd(params, indices)
             with WorkerMemory(client) as memory:
                 start = time.perf_counter()
                 values = lazy.compute()
                 seconds = time.perf_counter() - start
-            wanted = (vectors[:, 0] * side + vectors[:, 1]).astype(np.float32)
-            assert np.array_equal(values, wanted)
+            vectors = indices.compute()
+            assert np.array_equal(values, vectors[:, 0] * side + vectors[:, 1])
             out.append(
                 {
                     "params_bytes": params.nbytes,
@@ -235,11 +237,12 @@ def main(argv=None):
         series = cluster_series([(0.25, False)], 20_000, 1)
     else:
         costs = task_costs(4000, 500, 400_000)
+        for r in costs:
+            print(r, flush=True)
         multiples = [(1.2, True), (1, False), (2, False), (4, False), (8, False)]
         series = cluster_series(multiples, 1_000_000, 37.5)
-    for r in costs:
-        print(r)
     if args.quick:
+        print(costs)
         return
     (HERE / "scale_out.json").write_text(json.dumps({"costs": costs, "series": series}, indent=1))
     plot(series, HERE / "scale_out.png")

@@ -12,7 +12,7 @@ from portagather.conformance import reference
 
 DATA = np.arange(2 * 3 * 4).reshape(2, 3, 4) * 10 + 1
 
-# (id, operation, data, indices, options): valid indices, every shape rule of SPEC.md.
+# (id, operation, data, indices, options): valid indices, every shape rule of docs/contract.md.
 CASES = [
     ("nd-points", "gather_nd", DATA, [[1, 2, 3], [0, 0, 0], [1, 0, 2]], {}),
     ("nd-rows", "gather_nd", DATA, [[1], [0], [1]], {}),

@@ -1,4 +1,4 @@
-"""Every example of the two seed pages (shared/seeds/), with its printed result.
+"""Every example of the two seed pages (tests/compat/seeds/), with its printed result.
 
 The TensorFlow ``tf.gather_nd`` page prints byte strings; the examples run on NumPy with
 ``bytes`` params and must print exactly those values. Every backend also runs a numeric twin:

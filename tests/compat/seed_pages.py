@@ -1,4 +1,4 @@
-"""The examples of the two seed pages (shared/seeds/), as the pages print them, and the
+"""The examples of the two seed pages (tests/compat/seeds/), as the pages print them, and the
 TensorFlow-eager surface (``.numpy()``, ``.shape.as_list()``) their printing relies on."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
+SEEDS = Path(__file__).with_name("seeds")  # copies of the two pages the project started from
 
 # Every block of the tf.gather_nd page that has a printed result, verbatim (dedented).
 TF_GATHER_ND_PAGE = """

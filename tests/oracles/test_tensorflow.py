@@ -57,7 +57,7 @@ def test_gather(call):
 
 def test_empty_params_differ_on_purpose():
     # tf.gather_nd refuses any gather from empty params, even with an empty result; portagather
-    # reads nothing and returns the empty result (SPEC.md, "Bad indices"). tf.gather agrees.
+    # reads nothing and returns the empty result (docs/contract.md, "Bad indices"). tf.gather agrees.
     params, indices = np.zeros((2, 0), np.int32), np.array([[1]])
     assert _tensorflow(tf.gather_nd, params, indices) is None
     assert _tensorflow(tf.gather, params, indices).shape == (1, 1, 0)

@@ -1,4 +1,4 @@
-"""Plain-loop references for the four operations, written from SPEC.md and nothing else.
+"""Plain-loop references for the four operations, written from docs/contract.md and nothing else.
 
 They walk every output position with Python loops over NumPy arrays and share no code with
 portagather's implementation, so that tests compare against an independent answer. Each

@@ -1,6 +1,6 @@
 """Hypothesis strategies that draw valid calls of the four operations.
 
-Each draws shapes that satisfy SPEC.md and index values either all valid or (``bad=True``)
+Each draws shapes that satisfy docs/contract.md and index values either all valid or (``bad=True``)
 from a wider range that includes negatives and values past the end. Data values are distinct
 (``arange``), so a wrong position never reads an equal value by chance.
 """

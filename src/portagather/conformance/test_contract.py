@@ -1,4 +1,4 @@
-"""Kind 3: the contract of SPEC.md: every error, every policy, zero-size shapes, every dtype."""
+"""The contract (docs/contract.md): every error, every policy, zero-size shapes, every dtype."""
 
 import numpy as np
 import pytest
@@ -10,7 +10,7 @@ from .cases import ALIASES, OPS, POLICIES, Call, check_call, check_result, raise
 M23 = np.arange(1, 7, dtype=np.int32).reshape(2, 3)
 M232 = np.arange(1, 13, dtype=np.int32).reshape(2, 3, 2)
 
-# (id, call, exception, message pattern): SPEC.md's "Errors" and "Bad indices" sections.
+# (id, call, exception, message pattern): docs/contract.md, "Errors" and "Bad indices".
 ERRORS = [
     (
         "nd-float-indices",
@@ -156,6 +156,12 @@ ERRORS = [
         IndexError,
         r"indices\[1, 0\] = 3",
     ),
+    (
+        "g-0d-bad-index",
+        Call("gather", M23, np.array(5), {"axis": 1}),
+        IndexError,
+        r"^indices = 5 is out of range \[0, 3\) for axis 1",
+    ),
 ]
 
 
@@ -169,6 +175,61 @@ def test_error(backend, repro, op, call, error, match):
     info = raises_lazily(backend, error, repro(call), match)
     if error is IndexError:  # names the shape it does not fit
         assert "shape (2, 3)" in str(info.value)
+
+
+# (id, data dtype, fill_value, error, message): docs/contract.md, "Bad indices": only
+# scalars, and only values the data's dtype holds exactly.
+FILL_ERRORS = [
+    ("none", "int32", None, TypeError, r"fill_value must be a scalar.*got None"),
+    ("list", "int32", [1], TypeError, r"fill_value must be a scalar.*got \[1\]"),
+    ("tuple", "float32", (1.0,), TypeError, r"fill_value must be a scalar.*got \(1.0,\)"),
+    ("array-1", "int32", np.array([1]), ValueError, r"fill_value.*array of shape \(1,\)"),
+    ("300-int8", "int8", 300, ValueError, r"fill_value=300 cannot be held.*int8"),
+    ("neg-uint8", "uint8", -1, ValueError, r"fill_value=-1 cannot be held.*uint8"),
+    ("half-int32", "int32", 0.5, ValueError, r"fill_value=0.5 cannot be held.*int32"),
+    ("nan-int32", "int32", float("nan"), ValueError, r"fill_value=nan cannot be held.*int32"),
+    ("inf-int32", "int32", float("inf"), ValueError, r"fill_value=inf cannot be held.*int32"),
+    ("2**63-int32", "int32", 2**63, ValueError, r"fill_value=9223372036854775808 cannot"),
+    ("2**70-float32", "float32", 1e300, ValueError, r"fill_value=1e\+300 cannot.*float32"),
+    ("str-int32", "int32", "x", ValueError, r"fill_value='x' cannot be held.*int32"),
+    ("2-bool", "bool", 2, ValueError, r"fill_value=2 cannot be held.*bool"),
+    ("complex-float32", "float32", 1j, ValueError, r"fill_value=1j cannot be held.*float32"),
+]
+
+
+@pytest.mark.cell("errors")
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize(
+    "dtype,fill_value,error,match", [f[1:] for f in FILL_ERRORS], ids=[f[0] for f in FILL_ERRORS]
+)
+def test_fill_value_rules(backend, repro, op, dtype, fill_value, error, match):
+    base = BAD[op]
+    kwargs = {**base.kwargs, "bad_indices": "ignore", "fill_value": fill_value}
+    call = repro(Call(op, base.data.astype(dtype), base.indices, kwargs))
+    with pytest.raises(error, match=match):
+        call.run(backend)
+
+
+# (data dtype, fill_value, the value it fills with): what the dtype holds exactly is accepted.
+FILL_ACCEPTED = [
+    ("int8", -128, -128), ("uint8", 255, 255), ("int32", 7.0, 7), ("float32", 0.1, 0.1),
+    ("float32", float("-inf"), float("-inf")), ("bool", True, True), ("int32", np.int64(-3), -3),
+    ("float32", np.array(2.5), 2.5),
+]  # fmt: skip
+
+
+@pytest.mark.cell("policy:ignore")
+@pytest.mark.parametrize("dtype,fill_value,filled", FILL_ACCEPTED)
+def test_fill_value_accepted(backend, repro, dtype, fill_value, filled):
+    index = np.array([[0, 5], [-4, 1]])  # 5 and -4 are bad for an axis of 3
+    kwargs = {"dim": 1, "bad_indices": "ignore", "fill_value": fill_value}
+    call = repro(Call("gather_d", M23.astype(dtype), index, kwargs))
+    out, _ = call.run(backend)
+    expected = M23.astype(dtype)[[[0, 0], [1, 1]], [[0, 0], [0, 1]]]
+    expected[[0, 1], [1, 0]] = np.asarray(filled, dtype=dtype)
+    values = backend.to_numpy(out)
+    assert values.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(values, expected)
 
 
 class ForeignArray:
@@ -320,3 +381,33 @@ def test_all_lists(backend, repro, op):
     out = getattr(pg, op)(*args, **kwargs)
     assert isinstance(out, np.ndarray)
     assert np.array_equal(out, call.expected())
+
+
+# (front end, call, expected): a NumPy integer axis, dim or batch_dims means what the Python
+# int means in every compat front end (docs/contract.md, "Public functions").
+def _compat_calls():
+    from portagather.compat import mindspore, onnx, tensorflow, torch
+
+    minus_one, one = np.int64(-1), np.int64(1)
+    first_last, rows = np.array([0, -1]), np.array([[-1], [0]])
+    return [
+        ("mindspore.gather", lambda b: mindspore.gather(b.asarray(M23), b.asarray(first_last),
+                                                        minus_one), M23[:, [0, 2]]),
+        ("onnx.gather", lambda b: onnx.gather(b.asarray(M23), b.asarray(first_last),
+                                              axis=minus_one), M23[:, [0, 2]]),
+        ("onnx.gather_nd", lambda b: onnx.gather_nd(b.asarray(M232), b.asarray(rows),
+                                                    batch_dims=one), M232[[0, 1], [2, 0]]),
+        ("torch.gather", lambda b: torch.gather(b.asarray(M23), minus_one,
+                                                b.asarray(np.array([[0], [2]]))),
+         np.array([[1], [6]], np.int32)),
+        ("tensorflow.gather", lambda b: tensorflow.gather(b.asarray(M23),
+                                                          b.asarray(np.array([2, 0])),
+                                                          axis=minus_one), M23[:, [2, 0]]),
+    ]  # fmt: skip
+
+
+@pytest.mark.cell("inputs")
+@pytest.mark.parametrize("front_end", range(5), ids=lambda k: _compat_calls()[k][0])
+def test_compat_numpy_integer_arguments(backend, front_end):
+    _, call, expected = _compat_calls()[front_end]
+    np.testing.assert_array_equal(backend.to_numpy(call(backend)), expected)

@@ -1,4 +1,4 @@
-"""Kind 1: the examples printed in the TensorFlow, MindSpore and ONNX documentation."""
+"""The examples printed in the TensorFlow, MindSpore and ONNX documentation."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Kind 2: calls drawn by hypothesis, checked against the plain-loop reference."""
+"""Calls drawn by hypothesis, checked against the plain-loop reference."""
 
 import numpy as np
 import pytest

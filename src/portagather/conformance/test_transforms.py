@@ -1,4 +1,4 @@
-"""Kind 3, continued: JAX transformations, PyTorch autograd, Dask laziness (SPEC.md)."""
+"""JAX transformations, PyTorch autograd, Dask laziness (docs/contract.md, "Transformations")."""
 
 import re
 
