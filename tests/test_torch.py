@@ -217,8 +217,10 @@ def test_compile_error_policy_breaks_graph_and_still_raises(dynamo, policy):
     with pytest.raises(IndexError, match=r"indices\[0, 1\] = \[3, 0\] does not index"):
         compiled(params, torch.as_tensor(np.asarray(case[4])))
     dynamo.reset()  # Dynamo caches per code object: forget the graphs compiled above
-    # The range check's int(min(...)) is where the graph must break.
-    with pytest.raises(torch._dynamo.exc.TorchDynamoException, match=r"item\(\)|data-dependent"):
+    # fullgraph=True cannot break the graph: Dynamo reports portagather's message, which
+    # says what to use instead.
+    message = r'bad_indices="error" reads index values.*without\s+fullgraph=True.*"clip"'
+    with pytest.raises(torch._dynamo.exc.TorchDynamoException, match=message):
         torch.compile(f, fullgraph=True, backend="aot_eager")(
             params, torch.as_tensor(np.asarray(case[3]))
         )

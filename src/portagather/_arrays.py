@@ -14,12 +14,32 @@ def _namespace_name(x) -> str:
     return {"jaxlib": "jax", "array_api_strict": "array_api_strict"}.get(module, module)
 
 
-def _index_list_to_numpy(indices):
+def _index_list_to_numpy(indices: Any, index_name: str) -> Any:
     values = np.asarray(indices)
     if values.size == 0 and values.dtype.kind == "f":
         # np.asarray([]) is float64; an empty index list means no indices, not floats.
-        values = values.astype(np.int64)
+        return values.astype(np.int64)
+    leaves = list(_leaves(indices)) if values.dtype.kind in "fO" else []
+    if leaves and all(type(v) is int for v in leaves):
+        # Python ints past int64: NumPy makes uint64, float64 ([1, 2**64 - 1]) or object.
+        if min(leaves) >= 0 and max(leaves) < 2**64:
+            return np.asarray(indices, dtype=np.uint64)
+        unheld = next(v for v in leaves if not -(2**63) <= v < 2**63)
+        msg = (
+            f"{index_name} holds {unheld}, which no integer dtype holds together with the "
+            "other values (int64 holds [-2**63, 2**63), uint64 [0, 2**64)); no array has "
+            "that many elements: pass valid indices, or an array"
+        )
+        raise ValueError(msg)
     return values
+
+
+def _leaves(nested: Any) -> Any:
+    if isinstance(nested, list | tuple):
+        for item in nested:
+            yield from _leaves(item)
+    else:
+        yield nested
 
 
 def as_arrays(data, indices, data_name: str, index_name: str):
@@ -28,6 +48,13 @@ def as_arrays(data, indices, data_name: str, index_name: str):
     Python lists, tuples and scalars are converted with the namespace of the other argument,
     or with NumPy when neither is an array.
     """
+    if isinstance(indices, np.ma.MaskedArray):
+        msg = (
+            f"{index_name} must not be a NumPy masked array: a gather reads every value, the "
+            f"masked ones too; pass {index_name}.filled(value) with a valid or a bad index "
+            "for the masked entries"
+        )
+        raise TypeError(msg)
     data_is_array = aac.is_array_api_obj(data)
     index_is_array = aac.is_array_api_obj(indices)
     if data_is_array and index_is_array:
@@ -44,13 +71,40 @@ def as_arrays(data, indices, data_name: str, index_name: str):
         return data_ns, data, indices
     if not data_is_array and not index_is_array:
         data = np.asarray(data)
-        return aac.array_namespace(data), data, _index_list_to_numpy(indices)
+        return aac.array_namespace(data), data, _index_list_to_numpy(indices, index_name)
     if data_is_array:
         xp = aac.array_namespace(data)
-        indices = xp.asarray(_index_list_to_numpy(indices), device=aac.device(data))
+        values = _index_list_to_numpy(indices, index_name)
+        indices = _convert_list(xp, values, data, index_name)
         return xp, data, indices
     xp = aac.array_namespace(indices)
     return xp, xp.asarray(data, device=aac.device(indices)), indices
+
+
+def _convert_list(xp: Any, values: Any, data: Any, index_name: str) -> Any:
+    """NumPy index values as an array of `xp` beside `data`, refusing values it cannot hold
+    (JAX without ``jax_enable_x64`` makes int32 of every integer, which would wrap)."""
+    try:
+        indices = xp.asarray(values, device=aac.device(data))
+    except TypeError:
+        if values.dtype != np.uint64:
+            raise
+        # PyTorch's asarray refuses some uint64 NumPy arrays: the same bits as int64, cast
+        # back (the cast keeps the bits).
+        signed = xp.asarray(values.view(np.int64), device=aac.device(data))
+        indices = xp.astype(signed, xp.uint64)
+    if values.size and values.dtype.kind in "iu":
+        info = xp.iinfo(indices.dtype)
+        low, high = int(values.min()), int(values.max())
+        if low < int(info.min) or high > int(info.max):
+            unheld = low if low < int(info.min) else high
+            msg = (
+                f"{index_name} holds {unheld}, which this namespace's index dtype "
+                f"({indices.dtype}) cannot hold; JAX holds 64-bit integers only with "
+                "jax.config.update('jax_enable_x64', True)"
+            )
+            raise ValueError(msg)
+    return indices
 
 
 def check_index_dtype(xp, indices, index_name: str) -> None:

@@ -68,6 +68,10 @@ class Engine:
         """``(min, max)`` of an eager integer array, as Python ints."""
         return int(xp.min(x)), int(xp.max(x))
 
+    def read_int(self, value: Any) -> int:
+        """One element of an eager integer array as a Python int."""
+        return int(value)
+
     def empty(self, xp: Any, data: Any, shape: tuple[int, ...]) -> Any:
         """The result of a gather that reads nothing."""
         return xp.zeros(shape, dtype=data.dtype, device=aac.device(data))
@@ -215,8 +219,10 @@ class NumPyEngine(Engine):
 
 
 class TorchEngine(Engine):
-    """PyTorch: ``index_select`` and ``gather`` want int64; ``aminmax`` reads the range in one
-    pass; values are read only on the CPU and never under ``torch.compile``."""
+    """PyTorch: ``index_select`` and ``gather`` want int64 and have no kernels for uint16, 32
+    and 64 (those are gathered as the signed type of the same width); ``aminmax`` reads the
+    range in one pass; values are read only on the CPU, and under ``torch.compile`` only by
+    breaking the graph."""
 
     int64_gathers = True
 
@@ -236,8 +242,40 @@ class TorchEngine(Engine):
     def value_range(self, xp: Any, x: Any) -> tuple[int, int]:
         import torch
 
+        if torch.compiler.is_compiling():
+            # Under torch.compile this raise breaks the graph, and the frame runs eagerly
+            # (where the check reads the values); with fullgraph=True Dynamo reports it.
+            msg = (
+                'bad_indices="error" reads index values to decide whether to raise, which '
+                "torch.compile(fullgraph=True) cannot put in a graph; compile without "
+                "fullgraph=True (the check then runs eagerly between graphs), or pass "
+                'bad_indices="ignore", "clip", "wrap" or "unchecked"'
+            )
+            raise ValueError(msg)
         low, high = torch.aminmax(x)
         return int(low), int(high)
+
+    def read_int(self, value: Any) -> int:
+        try:
+            return int(value)
+        except RuntimeError:  # PyTorch converts no uint64 value >= 2**63 to a Python int
+            import torch
+
+            return int(value.view(torch.int64)) % 2**64
+
+    def empty(self, xp: Any, data: Any, shape: tuple[int, ...]) -> Any:
+        # A slice of params, not new zeros: the result stays in the autograd graph, as
+        # torch's own indexing does.
+        return data.reshape(-1)[:0].reshape(shape)
+
+    def gather(self, xp: Any, data: Any, components: Components, plan: GatherPlan) -> Any:
+        import torch
+
+        signed = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
+        twin = signed.get(data.dtype)
+        if twin is None:
+            return super().gather(xp, data, components, plan)
+        return super().gather(xp, data.view(twin), components, plan).view(data.dtype)
 
     def take(self, xp: Any, x: Any, indices: Any, axis: int) -> Any:
         # array-api-compat's take first maps negative indices: passes the policies made moot.

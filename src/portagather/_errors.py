@@ -61,12 +61,14 @@ class BadIndex:
         raise IndexError(self.text(position, value))
 
 
-def python_value(values: Any, position: tuple[int, ...], vector: bool) -> int | list[int]:
+def python_value(
+    values: Any, position: tuple[int, ...], vector: bool, read_int: Any = int
+) -> int | list[int]:
     """The index value (or index vector, as a list) at `position`, as Python ints."""
     if not vector:
-        return int(values[position])
+        return int(read_int(values[position]))
     depth = values.shape[-1]
-    return [int(values[(*position, j)]) for j in range(depth)]
+    return [int(read_int(values[(*position, j)])) for j in range(depth)]
 
 
 def unravel(flat_position: int, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -78,7 +80,9 @@ def unravel(flat_position: int, shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(position))
 
 
-def raise_first_bad(xp: Any, bad: Any, values: Any, report: BadIndex) -> None:
+def raise_first_bad(
+    xp: Any, bad: Any, values: Any, report: BadIndex, read_int: Any = int
+) -> None:
     """Raise the IndexError for the first True of the eager boolean array `bad`.
 
     `values` is the caller's index array, before any cast, so the message shows the value as
@@ -86,4 +90,4 @@ def raise_first_bad(xp: Any, bad: Any, values: Any, report: BadIndex) -> None:
     """
     (flat_positions,) = xp.nonzero(xp.reshape(bad, (-1,)))
     position = unravel(int(flat_positions[0]), tuple(bad.shape))
-    report.raise_at(position, python_value(values, position, report.vector))
+    report.raise_at(position, python_value(values, position, report.vector, read_int))

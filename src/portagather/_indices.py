@@ -90,7 +90,9 @@ def normalize(
     elif access == "now" and (policy == "error" or _range_read_pays(engine, values, policy, plan)):
         any_negative = range_verdict(xp, engine, values, parts, plan)
         if any_negative is None and policy == "error":
-            raise_first_bad(xp, ~in_range(xp, values, parts, plan), indices, plan.report)
+            raise_first_bad(
+                xp, ~in_range(xp, values, parts, plan), indices, plan.report, engine.read_int
+            )
         if any_negative is not None:  # every index is valid: nothing to clamp or wrap
             policy, shift_negative = "error", plan.allow_negative and any_negative
     if policy == "unchecked":

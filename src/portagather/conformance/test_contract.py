@@ -411,3 +411,45 @@ def _compat_calls():
 def test_compat_numpy_integer_arguments(backend, front_end):
     _, call, expected = _compat_calls()[front_end]
     np.testing.assert_array_equal(backend.to_numpy(call(backend)), expected)
+
+
+# Index values past int64 (Python ints) or past 2**63 (uint64): out of range for every array,
+# under every policy (docs/contract.md, "Bad indices": unsigned values are never negative).
+# gather along an axis of 3: 2**63 % 3 == 2, (2**64 - 1) % 3 == 0, 7 % 3 == 1.
+HUGE = [2**63, 1, 2**64 - 1, 7]
+HUGE_EXPECTED = {
+    "ignore": [-7, 1, -7, -7], "clip": [2, 1, 2, 2], "wrap": [2, 1, 0, 1], "unchecked": None,
+}  # fmt: skip
+
+
+@pytest.mark.cell("index dtypes")
+@pytest.mark.parametrize("as_list", [True, False], ids=["list", "uint64"])
+@pytest.mark.parametrize("policy", POLICIES)
+def test_huge_unsigned_indices(backend, policy, as_list):
+    if not as_list and "uint64" not in backend.index_dtypes:
+        pytest.xfail(f"{backend.name} holds no uint64 here")
+    if as_list and backend.name == "jax" and "int64" not in backend.dtypes:
+        with pytest.raises(ValueError, match=r"indices holds 18446744073709551615.*x64"):
+            pg.gather(backend.asarray(M23), HUGE, axis=1, bad_indices=policy)
+        return
+    indices = HUGE if as_list else backend.asarray(np.array(HUGE, dtype=np.uint64))
+    call = lambda: pg.gather(  # noqa: E731
+        backend.asarray(M23), indices, axis=1, bad_indices=policy, fill_value=-7
+    )
+    if policy == "error":
+        with pytest.raises(IndexError, match=r"^indices\[0\] = 9223372036854775808 is out of"):
+            backend.to_numpy(call())
+        return
+    values = backend.to_numpy(call())
+    if policy == "unchecked":
+        assert values.shape == (2, 4) and np.isin(values, M23).all()
+        return
+    expected = np.array([[row[i] if i >= 0 else -7 for i in HUGE_EXPECTED[policy]] for row in M23])
+    np.testing.assert_array_equal(values, expected)
+
+
+@pytest.mark.cell("inputs")
+def test_masked_indices_are_refused(backend):
+    masked = np.ma.masked_array([0, 5], mask=[False, True])
+    with pytest.raises(TypeError, match=r"indices must not be a NumPy masked array"):
+        pg.gather(backend.asarray(M23), masked, axis=1)
