@@ -42,6 +42,10 @@ def _leaves(nested: Any) -> Any:
         yield nested
 
 
+#: The namespace of each array type seen, for the common call with two arrays of one type.
+_NAMESPACES: dict[type, Any] = {}
+
+
 def as_arrays(data, indices, data_name: str, index_name: str):
     """Return ``(xp, data, indices)`` as arrays of one array-API namespace.
 
@@ -55,11 +59,19 @@ def as_arrays(data, indices, data_name: str, index_name: str):
             "for the masked entries"
         )
         raise TypeError(msg)
+    kind = type(data)
+    if kind is type(indices):  # the common path: one dictionary lookup
+        xp = _NAMESPACES.get(kind)
+        if xp is not None:
+            return xp, data, indices
     data_is_array = aac.is_array_api_obj(data)
     index_is_array = aac.is_array_api_obj(indices)
     if data_is_array and index_is_array:
-        if type(data) is type(indices):  # one lookup on the common path
-            return aac.array_namespace(data), data, indices
+        if kind is type(indices):
+            xp = aac.array_namespace(data)
+            if not aac.is_array_api_strict_namespace(xp):  # its namespace follows its flags
+                _NAMESPACES[kind] = xp
+            return xp, data, indices
         data_ns = aac.array_namespace(data)
         index_ns = aac.array_namespace(indices)
         if data_ns is not index_ns:
@@ -107,21 +119,31 @@ def _convert_list(xp: Any, values: Any, data: Any, index_name: str) -> Any:
     return indices
 
 
-def check_index_dtype(xp, indices, index_name: str) -> None:
+def check_index_dtype(xp: Any, indices: Any, index_name: str) -> None:
     """Reject boolean, floating and other non-integer index arrays."""
     dtype = indices.dtype
-    is_integer = False
-    try:
-        is_integer = xp.isdtype(dtype, "integral")
-    except (TypeError, ValueError):  # e.g. NumPy strings, which isdtype does not know
-        pass
+    key = (id(xp), dtype)
+    is_integer = _INTEGRAL.get(key)
+    if is_integer is None:
+        try:
+            is_integer = bool(xp.isdtype(dtype, "integral"))
+        except (TypeError, ValueError):  # e.g. NumPy strings, which isdtype does not know
+            is_integer = False
+        _INTEGRAL[key] = is_integer
     if not is_integer:
-        raise TypeError(f"{index_name} must have an integer dtype; got {dtype}")
+        msg = f"{index_name} must have an integer dtype; got {dtype}"
+        raise TypeError(msg)
+
+
+#: Whether a dtype of a namespace is an integer dtype, per (namespace id, dtype).
+_INTEGRAL: dict[tuple[int, Any], bool] = {}
 
 
 def static_shape(x: Any, name: str) -> tuple[int, ...]:
     """The shape as Python ints; every gather here is planned from static shapes."""
     shape = tuple(x.shape)
+    if all(type(s) is int for s in shape):
+        return shape
     if any(s is None for s in shape):
         msg = (
             f"{name} must have a static shape (every size known when the call is made); "

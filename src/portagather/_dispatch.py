@@ -99,7 +99,7 @@ class Engine:
         positions into the gathered block.
         """
         shape, b, axis = tuple(params.shape), plan.batch_dims, plan.axis
-        flat = flat_positions(components.values, plan.axis_sizes)
+        flat = flat_positions(components.values, plan.strides)
         if flat is None:  # index depth 0: every index vector selects the whole block
             grid = self._depth0_grid(plan)
             flat = xp.zeros(grid, dtype=xp.int32, device=aac.device(params))
@@ -212,10 +212,76 @@ class NumPyEngine(Engine):
 
         return np.clip(values, low, high)
 
+    def value_range(self, xp: Any, x: Any) -> tuple[int, int]:
+        return int(x.min()), int(x.max())
+
     def take(self, xp: Any, x: Any, indices: Any, axis: int) -> Any:
         import numpy as np
 
         return np.take(x, indices, axis=axis, mode="clip")
+
+    def gather_axes(self, xp: Any, params: Any, components: Components, plan: GatherPlan) -> Any:
+        """One ``take(mode="clip")`` on C-contiguous params, with the gathered axes merged
+        (a view) and no reshape of the index; other params (views: transposed, strided,
+        broadcast) by indexing along the original axes, since ``take`` would copy them whole.
+        """
+        import numpy as np
+
+        parts = components.values
+        if not parts:
+            return super().gather_axes(xp, params, components, plan)
+        if not params.flags.c_contiguous:
+            return self._index_view(params, components, plan)
+        if plan.batch_dims:
+            return super().gather_axes(xp, params, components, plan)
+        axis, stop = plan.axis, plan.axis + plan.depth
+        flat = flat_positions(parts, plan.strides)
+        if components.keep is not None:
+            flat = np.where(components.keep, flat, 0)
+        if len(parts) > 1:
+            shape = params.shape
+            params = params.reshape((*shape[:axis], math.prod(shape[axis:stop]), *shape[stop:]))
+        return np.take(params, flat, axis=axis, mode="clip")
+
+    def gather_along(self, xp: Any, x: Any, components: Components, plan: GatherPlan) -> Any:
+        if x.flags.c_contiguous:
+            return super().gather_along(xp, x, components, plan)
+        import numpy as np
+
+        (index,) = self._inside(components, plan)
+        if plan.data_block is not None:
+            x = x[tuple(slice(0, size) for size in plan.data_block)]
+        return np.take_along_axis(x, index, axis=plan.axis)
+
+    def _inside(self, components: Components, plan: GatherPlan) -> list[Any]:
+        """The components with every read kept inside the data (0 where ignored)."""
+        import numpy as np
+
+        if components.keep is not None:
+            return [np.where(components.keep, c, 0) for c in components.values]
+        if components.keep_inside:
+            return [
+                np.clip(c, 0, n - 1)
+                for c, n in zip(components.values, plan.axis_sizes, strict=True)
+            ]
+        return components.values
+
+    def _index_view(self, params: Any, components: Components, plan: GatherPlan) -> Any:
+        """``params[β, :, ..., c0, c1, ...]``: NumPy's indexing reads any strides in place."""
+        import numpy as np
+
+        b, outer = plan.batch_dims, plan.axis - plan.batch_dims
+        parts = self._inside(components, plan)
+        grid = parts[0].ndim - b
+        batch = [
+            np.arange(params.shape[k]).reshape((1,) * k + (-1,) + (1,) * (b - k - 1 + grid))
+            for k in range(b)
+        ]
+        out = params[(*batch, *(slice(None),) * outer, *parts)]
+        if b and outer:  # indices split by slices come first: put the outer axes back
+            moved = range(b + grid, b + grid + outer)
+            out = np.moveaxis(out, list(moved), list(range(b, b + outer)))
+        return out
 
 
 class TorchEngine(Engine):

@@ -8,7 +8,6 @@ index component, each in ``[0, n)`` unless the engine is told to keep reads insi
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -168,12 +167,12 @@ def in_range(xp: Any, values: Any, parts: list[Any], plan: GatherPlan) -> Any:
     return mask
 
 
-def flat_positions(components: list[Any], sizes: tuple[int, ...]) -> Any:
-    """Row-major flat positions within a block of shape `sizes`, from one array per axis
-    (None for no components: index depth 0, where every vector selects the whole block)."""
+def flat_positions(components: list[Any], strides: tuple[int, ...]) -> Any:
+    """Row-major flat positions within the gathered block, from one array per axis and the
+    axes' strides (None for no components: index depth 0, where every vector selects the
+    whole block)."""
     flat = None
-    for k, component in enumerate(components):
-        stride = math.prod(sizes[k + 1 :])
+    for component, stride in zip(components, strides, strict=True):
         term = component if stride == 1 else component * stride
         flat = term if flat is None else flat + term
     return flat

@@ -62,8 +62,18 @@ class GatherPlan:
     report: BadIndex
 
     @property
+    def strides(self) -> Shape:
+        """Row-major strides of the components within the gathered block."""
+        return _strides(self.axis_sizes)
+
+    @property
     def reads_nothing(self) -> bool:
         return math.prod(self.out_shape) == 0
+
+
+@lru_cache(maxsize=512)
+def _strides(sizes: Shape) -> Shape:
+    return tuple(math.prod(sizes[k + 1 :]) for k in range(len(sizes)))
 
 
 def _normalize_axis(axis: int, ndim: int, name: str, data_name: str) -> int:

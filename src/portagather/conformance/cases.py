@@ -67,6 +67,11 @@ class Call:
         args, kwargs = self.args(data, indices)
         return getattr(pg, self.op)(*args, **kwargs), data
 
+    def run_numpy(self):
+        """Run through portagather on the NumPy arrays as they are (views included)."""
+        args, kwargs = self.args(self.data, self.indices)
+        return getattr(pg, self.op)(*args, **kwargs)
+
     def expected(self):
         """The plain-loop reference's answer (raises IndexError like ``"error"``)."""
         args, kwargs = self.args(self.data, np.asarray(self.indices))
