@@ -12,8 +12,8 @@ import operator
 from typing import Any
 
 from ._arrays import as_arrays, check_index_dtype, fill_array, static_shape
-from ._dispatch import engine_for
-from ._indices import normalize, normalize_policy, resolve_default
+from ._dispatch import Engine, engine_for
+from ._indices import IndexAccess, normalize, normalize_policy, resolve_default
 from ._plan import (
     GatherPlan,
     plan_gather,
@@ -58,18 +58,80 @@ def _execute(
     indices = engine.index_array(xp, indices)
     access = engine.index_access(indices)
     policy = resolve_default(policy, access)
+    rows = engine.index_block_rows(data, indices, plan) if access == "now" else 0
+    if rows:
+        return _run_in_blocks(
+            xp, engine, data, indices, plan, policy, fill_value, rows, planner, arguments
+        )
+    return _run(xp, engine, data, indices, plan, policy, access, fill_value)
+
+
+def _run(
+    xp: Any,
+    engine: Engine,
+    data: Any,
+    indices: Any,
+    plan: GatherPlan,
+    policy: str,
+    access: IndexAccess,
+    fill_value: object,
+    out: Any = None,
+) -> Any:
+    """The policy, one gather, the fill and the lazy check, for one index array (into `out`
+    where the engine can write there)."""
     if 0 in plan.axis_sizes:  # every index is bad
         if policy != "ignore":
             raise IndexError(plan.report.empty_axis_text())
         fill = fill_array(xp, fill_value, data)
         return xp.asarray(xp.broadcast_to(fill, plan.out_shape), copy=True)
     components = normalize(xp, engine, indices, plan, policy, access)
-    out = engine.gather(xp, data, components, plan)
+    result = engine.gather(xp, data, components, plan, out)
     if components.keep is not None:
         fill = fill_array(xp, fill_value, data)
-        out = xp.where(xp.reshape(components.keep, plan.mask_shape), out, fill)
+        result = engine.fill(xp, result, xp.reshape(components.keep, plan.mask_shape), fill)
     if components.bad is not None:
-        out = engine.enforce_lazily(xp, components.bad, indices, plan.report, out)
+        result = engine.enforce_lazily(xp, components.bad, indices, plan.report, result)
+    return result
+
+
+def _run_in_blocks(
+    xp: Any,
+    engine: Engine,
+    data: Any,
+    indices: Any,
+    plan: GatherPlan,
+    policy: str,
+    fill_value: object,
+    rows: int,
+    planner: Any,
+    arguments: tuple[Any, ...],
+) -> Any:
+    """:func:`_run` on blocks of `rows` index rows, each written into the result, so that no
+    temporary is larger than one block (host backends, large indices).
+
+    Index axis 0 is a result axis (after the outer axes of ``gather``) and, for the
+    elementwise operations, also a data axis, sliced alike. A bad index under ``"error"``
+    reruns the whole call, so that the message names its position in the whole index.
+    """
+    out = xp.empty(plan.out_shape, dtype=data.dtype)
+    out_axis = plan.axis - plan.batch_dims if plan.kind == "axes" else 0
+    slice_data = plan.kind == "along" and plan.axis != 0 and data.shape[0] != 1
+    lead = (slice(None),) * out_axis
+    for start in range(0, indices.shape[0], rows):
+        block = slice(start, start + rows)
+        data_block = data[block] if slice_data else data
+        index_block = indices[block]
+        block_plan = planner(tuple(data_block.shape), tuple(index_block.shape), *arguments)
+        out_block = out[(*lead, block)]
+        try:
+            part = _run(
+                xp, engine, data_block, index_block, block_plan, policy, "now", fill_value,
+                out_block,
+            )  # fmt: skip
+        except IndexError:
+            return _run(xp, engine, data, indices, plan, policy, "now", fill_value)
+        if part is not out_block:
+            out[(*lead, block)] = part
     return out
 
 

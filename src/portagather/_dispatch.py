@@ -46,6 +46,10 @@ class Engine:
         """The caller's index array, laid out for the policies' elementwise work."""
         return indices
 
+    def index_block_rows(self, data: Any, indices: Any, plan: GatherPlan) -> int:
+        """How many rows of a large index to process at a time (0: all at once)."""
+        return 0
+
     def wide_index_dtype(self, xp: Any) -> Any:
         """The widest signed integer dtype the namespace holds; the policies work in it."""
         try:
@@ -86,10 +90,17 @@ class Engine:
 
     # The gather: one read of the data at the components, as the plan lays them out.
 
-    def gather(self, xp: Any, data: Any, components: Components, plan: GatherPlan) -> Any:
+    def gather(
+        self, xp: Any, data: Any, components: Components, plan: GatherPlan, out: Any = None
+    ) -> Any:
+        """The gathered array (written into `out` where the engine can; here it cannot)."""
         if plan.kind == "axes":
             return self.gather_axes(xp, data, components, plan)
         return self.gather_along(xp, data, components, plan)
+
+    def fill(self, xp: Any, result: Any, keep: Any, fill: Any) -> Any:
+        """`result` with `fill` where `keep` (broadcast against it) is False."""
+        return xp.where(keep, result, fill)
 
     def gather_axes(self, xp: Any, params: Any, components: Components, plan: GatherPlan) -> Any:
         """``plan.depth`` consecutive axes of `params` from ``plan.axis``, at the components.
@@ -199,10 +210,21 @@ class Engine:
 
 class NumPyEngine(Engine):
     """NumPy: ``take(mode="clip")`` keeps reads inside at no cost; its ``take`` converts every
-    index width to ``intp`` first, so int32 flat positions would cost an extra pass."""
+    index width to ``intp`` first, so int32 flat positions would cost an extra pass. Large
+    indices are processed in blocks of about ``BLOCK`` elements, so that the temporaries
+    (flat positions, masks) stay in cache and the peak memory is the result's."""
 
     take_clamps = True
     int64_gathers = True
+    BLOCK = 2**15
+
+    def index_block_rows(self, data: Any, indices: Any, plan: GatherPlan) -> int:
+        if plan.batch_dims or indices.size < 4 * self.BLOCK or indices.ndim < 1 + plan.vector:
+            return 0
+        # Bounded by the index and by the result: a row of a row gather is a whole slice.
+        elements = max(indices.size, math.prod(plan.out_shape))
+        rows = max(1, self.BLOCK * indices.shape[0] // elements)
+        return rows if rows < indices.shape[0] else 0
 
     def wide_index_dtype(self, xp: Any) -> Any:
         return xp.int64
@@ -220,7 +242,26 @@ class NumPyEngine(Engine):
 
         return np.take(x, indices, axis=axis, mode="clip")
 
-    def gather_axes(self, xp: Any, params: Any, components: Components, plan: GatherPlan) -> Any:
+    def gather(
+        self, xp: Any, data: Any, components: Components, plan: GatherPlan, out: Any = None
+    ) -> Any:
+        import numpy as np
+
+        if plan.kind == "axes":
+            result = self.gather_axes(xp, data, components, plan, out)
+        else:
+            result = self.gather_along(xp, data, components, plan)
+        return result if type(result) is np.ndarray else np.asarray(result)  # not a scalar
+
+    def fill(self, xp: Any, result: Any, keep: Any, fill: Any) -> Any:
+        import numpy as np
+
+        np.copyto(result, fill, where=~keep)  # the result is new: fill it in place
+        return result
+
+    def gather_axes(
+        self, xp: Any, params: Any, components: Components, plan: GatherPlan, out: Any = None
+    ) -> Any:
         """One ``take(mode="clip")`` on C-contiguous params, with the gathered axes merged
         (a view) and no reshape of the index; other params (views: transposed, strided,
         broadcast) by indexing along the original axes, since ``take`` would copy them whole.
@@ -241,6 +282,8 @@ class NumPyEngine(Engine):
         if len(parts) > 1:
             shape = params.shape
             params = params.reshape((*shape[:axis], math.prod(shape[axis:stop]), *shape[stop:]))
+        if out is not None and out.flags.c_contiguous:
+            return np.take(params, flat, axis=axis, mode="clip", out=out)
         return np.take(params, flat, axis=axis, mode="clip")
 
     def gather_along(self, xp: Any, x: Any, components: Components, plan: GatherPlan) -> Any:
@@ -334,7 +377,9 @@ class TorchEngine(Engine):
         # torch's own indexing does.
         return data.reshape(-1)[:0].reshape(shape)
 
-    def gather(self, xp: Any, data: Any, components: Components, plan: GatherPlan) -> Any:
+    def gather(
+        self, xp: Any, data: Any, components: Components, plan: GatherPlan, out: Any = None
+    ) -> Any:
         import torch
 
         signed = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}

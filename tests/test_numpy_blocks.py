@@ -1,0 +1,61 @@
+"""NumPy processes large indices in blocks of rows: the same answers as all at once.
+
+The block size is made tiny here so that the conformance suite's drawn calls cross block
+boundaries; the answers are checked against the plain-loop reference, errors included (a
+bad index in a later block must still be reported at its position in the whole index).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from portagather._dispatch import NumPyEngine
+from portagather.conformance import strategies
+from portagather.conformance.backends import load_backend
+from portagather.conformance.cases import OPS, POLICIES, Call, check_call
+
+
+@pytest.fixture
+def tiny_blocks(monkeypatch):
+    monkeypatch.setattr(NumPyEngine, "BLOCK", 1)
+
+
+@pytest.mark.parametrize("policy", [p for p in POLICIES if p != "unchecked"])
+@pytest.mark.parametrize("op", OPS)
+def test_blocks_give_the_reference_answers(tiny_blocks, op, policy):
+    backend = load_backend("numpy")
+
+    @settings(max_examples=25, derandomize=True, database=None, deadline=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+    @given(strategies.calls(op, batch=False, bad=True))
+    def check(call):
+        call.kwargs.update(bad_indices=policy, fill_value=-7)
+        check_call(backend, call)
+
+    check()
+
+
+def test_error_in_a_later_block_names_its_whole_position(tiny_blocks):
+    params = np.arange(12).reshape(3, 4)
+    indices = np.zeros((6, 2), dtype=np.int64)
+    indices[4] = [3, 0]
+    with pytest.raises(IndexError, match=r"^indices\[4\] = \[3, 0\] does not index"):
+        Call("gather_nd", params, indices).run_numpy()
+
+
+def test_large_index_is_blocked_and_right():
+    """At the real block size: 2**18 index vectors, compared with NumPy's own indexing."""
+    rng = np.random.default_rng(0)
+    params = rng.standard_normal((300, 200)).astype(np.float32)
+    indices = np.stack([rng.integers(0, 300, 2**18), rng.integers(0, 200, 2**18)], axis=1)
+    assert NumPyEngine().index_block_rows(params, indices, _plan(params, indices)) > 0
+    out = Call("gather_nd", params, indices).run_numpy()
+    np.testing.assert_array_equal(out, params[indices[:, 0], indices[:, 1]])
+
+
+def _plan(params, indices):
+    from portagather._plan import plan_gather_nd
+
+    return plan_gather_nd(params.shape, indices.shape, 0)
