@@ -122,7 +122,7 @@ def _run_in_blocks(
         data_block = data[block] if slice_data else data
         index_block = indices[block]
         block_plan = planner(tuple(data_block.shape), tuple(index_block.shape), *arguments)
-        out_block = out[(*lead, block)]
+        out_block = out[tuple([*lead, block])]
         try:
             part = _run(
                 xp, engine, data_block, index_block, block_plan, policy, "now", fill_value,
@@ -131,7 +131,7 @@ def _run_in_blocks(
         except IndexError:
             return _run(xp, engine, data, indices, plan, policy, "now", fill_value)
         if part is not out_block:
-            out[(*lead, block)] = part
+            out[tuple([*lead, block])] = part
     return out
 
 

@@ -9,7 +9,7 @@ import array_api_compat as aac
 import numpy as np
 
 
-def _namespace_name(x) -> str:
+def _namespace_name(x: Any) -> str:
     module = type(x).__module__.split(".")[0]
     return {"jaxlib": "jax", "array_api_strict": "array_api_strict"}.get(module, module)
 
@@ -46,7 +46,7 @@ def _leaves(nested: Any) -> Any:
 _NAMESPACES: dict[type, Any] = {}
 
 
-def as_arrays(data, indices, data_name: str, index_name: str):
+def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple[Any, Any, Any]:
     """Return ``(xp, data, indices)`` as arrays of one array-API namespace.
 
     Python lists, tuples and scalars are converted with the namespace of the other argument,
@@ -191,7 +191,7 @@ def _fill_scalar(fill_value: object) -> Any:
             f"array); got {fill_value!r}"
         )
         raise TypeError(msg)
-    shape = tuple(fill_value.shape)  # type: ignore[attr-defined]
+    shape = tuple(fill_value.shape)
     if shape != ():
         msg = (
             "fill_value must be a scalar (a Python scalar or a 0-d array); got an array of "

@@ -98,14 +98,14 @@ class DaskEngine(Engine):
         return routed_gather(x, [index], roles, out_axes, index.chunks)
 
 
-def _dask_checked(bad, values, report, result):
+def _dask_checked(bad: Any, values: Any, report: BadIndex, result: Any) -> Any:
     """Make `result` raise the eager path's IndexError when it is computed.
 
     Each block of `bad` finds its own first bad position; one small task picks the first in
     C order and raises, and every block of `result` waits for that verdict.
     """
-    import dask
     import dask.array as da
+    from dask.delayed import delayed
 
     if report.vector:  # one block holds whole index vectors
         values = values.rechunk({values.ndim - 1: -1})
@@ -118,14 +118,16 @@ def _dask_checked(bad, values, report, result):
     for block_index, bad_block in np.ndenumerate(bad_blocks):
         offset = tuple(int(s[i]) for s, i in zip(starts, block_index, strict=True))
         parts.append(
-            dask.delayed(_first_bad_in_block)(bad_block, value_blocks[block_index], offset, report)
+            delayed(_first_bad_in_block)(bad_block, value_blocks[block_index], offset, report)
         )
-    verdict = dask.delayed(_raise_first_bad)(parts, report)
+    verdict = delayed(_raise_first_bad)(parts, report)
     verdict_array = da.from_delayed(verdict, shape=(), dtype=bool)
     return da.map_blocks(_first_argument, result, verdict_array, dtype=result.dtype)
 
 
-def _first_bad_in_block(bad_block, value_block, offset, report):
+def _first_bad_in_block(
+    bad_block: Any, value_block: Any, offset: tuple[int, ...], report: BadIndex
+) -> tuple[tuple[int, ...], Any] | None:
     hits = np.argwhere(np.asarray(bad_block))
     if hits.shape[0] == 0:
         return None
@@ -134,14 +136,14 @@ def _first_bad_in_block(bad_block, value_block, offset, report):
     return position, python_value(np.asarray(value_block), local, report.vector)
 
 
-def _raise_first_bad(parts, report):
+def _raise_first_bad(parts: list[Any], report: BadIndex) -> bool:
     found = [p for p in parts if p is not None]
     if found:
         report.raise_at(*min(found))
     return True
 
 
-def _first_argument(block, _verdict):
+def _first_argument(block: Any, _verdict: Any) -> Any:
     return block
 
 
@@ -215,12 +217,12 @@ def routed_gather(
         shape = tuple(grid_chunks[g][k] for g, k in enumerate(chunk))
         offset = tuple(grid_starts[g][k] for g, k in enumerate(chunk))
         candidates = _candidates(params.chunks, route, shape, offset) if math.prod(shape) else []
-        graph[(split, *chunk)] = (
+        graph[tuple([split, *chunk])] = (
             _split_chunk, [(c.name, *chunk) for c in components], route, candidates, shape,
             offset,
         )  # fmt: skip
         for c in range(len(candidates)):
-            graph[(piece, *chunk, c)] = (_take_piece, (split, *chunk), c)
+            graph[tuple([piece, *chunk, c])] = (_take_piece, (split, *chunk), c)
         for slices in itertools.product(*(range(len(params.chunks[d])) for d in slice_axes)):
             gathered = []
             for c, candidate in enumerate(candidates):
@@ -240,7 +242,7 @@ def routed_gather(
                 chunk[axis[1]] if axis[0] == "grid" else slices[slice_axes.index(axis[1])]
                 for axis in out_axes
             )
-            graph[(out, *out_block)] = (
+            graph[tuple([out, *out_block])] = (
                 _merge_pieces, gathered, [(piece, *chunk, c) for c in range(len(candidates))],
                 route, shape, slice_shape,
             )  # fmt: skip

@@ -320,7 +320,7 @@ class NumPyEngine(Engine):
             np.arange(params.shape[k]).reshape((1,) * k + (-1,) + (1,) * (b - k - 1 + grid))
             for k in range(b)
         ]
-        out = params[(*batch, *(slice(None),) * outer, *parts)]
+        out = params[tuple([*batch, *(slice(None),) * outer, *parts])]
         if b and outer:  # indices split by slices come first: put the outer axes back
             moved = range(b + grid, b + grid + outer)
             out = np.moveaxis(out, list(moved), list(range(b, b + outer)))

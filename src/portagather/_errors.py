@@ -68,7 +68,7 @@ def python_value(
     if not vector:
         return int(read_int(values[position]))
     depth = values.shape[-1]
-    return [int(read_int(values[(*position, j)])) for j in range(depth)]
+    return [int(read_int(values[tuple([*position, j])])) for j in range(depth)]
 
 
 def unravel(flat_position: int, shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ._dispatch import INT32_MAX, Engine
@@ -54,7 +55,7 @@ class JaxEngine(Engine):
         slices = (slice(None),) * outer
 
         def one(block: Any, *parts: Any) -> Any:
-            return block.at[(*slices, *parts)].get(mode=mode or "promise_in_bounds")
+            return block.at[tuple([*slices, *parts])].get(mode=mode or "promise_in_bounds")
 
         gather = one
         for _ in range(plan.batch_dims):
@@ -100,7 +101,8 @@ class JaxEngine(Engine):
 def _has_int64() -> bool:
     import jax
 
-    return bool(jax.config.read("jax_enable_x64"))
+    read: Callable[[str], object] = jax.config.read  # unannotated in JAX
+    return bool(read("jax_enable_x64"))
 
 
 def is_traced(x: Any) -> bool:
@@ -147,7 +149,7 @@ def _under_checkify() -> bool:
     with JAX's own message; the tracers look the same either way. ``checkify`` is on the call
     stack whenever it is tracing the caller's function, so look there.
     """
-    frame = sys._getframe(1)
+    frame: Any = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_filename.endswith(_CHECKIFY_SOURCE):
             return True

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
+from typing import Any
 
 import array_api_compat as aac
 
 from .._arrays import as_arrays
 
 
-def count_from_end(data, indices, sizes_of, vector: bool):
+def count_from_end(
+    data: Any, indices: Any, sizes_of: Callable[..., Any], vector: bool
+) -> tuple[Any, Any]:
     """Return ``(data, indices)`` as arrays, with each negative index component plus its size.
 
     ``sizes_of(data.shape, indices.shape)`` gives the lengths of the axes the components
@@ -36,12 +40,12 @@ def count_from_end(data, indices, sizes_of, vector: bool):
     return data, xp.where(indices < 0, indices + size, indices)
 
 
-def axis_size(axis):
+def axis_size(axis: Any) -> Callable[..., Any]:
     """``sizes_of`` for a gather along `axis`: ``(shape[axis],)``, or None if out of range."""
 
     axis = as_int(axis)
 
-    def sizes_of(shape, _index_shape):
+    def sizes_of(shape: tuple[int, ...], _index_shape: tuple[int, ...]) -> Any:
         if (
             not isinstance(axis, int)
             or isinstance(axis, bool)
@@ -53,7 +57,7 @@ def axis_size(axis):
     return sizes_of
 
 
-def as_int(value):
+def as_int(value: Any) -> Any:
     """A NumPy integer means what the Python int means; other values go to the core as given
     (which names them in its error)."""
     if isinstance(value, bool):

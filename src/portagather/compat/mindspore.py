@@ -18,13 +18,15 @@ What differs from MindSpore:
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import _api
 from ._common import axis_size, count_from_end
 
 __all__ = ["GatherD", "GatherNd", "gather", "gather_d", "gather_elements", "gather_nd"]
 
 
-def gather_d(x, dim, index):
+def gather_d(x: Any, dim: int, index: Any) -> Any:
     """``ops.gather_d``: ``out[i] = x[i_0, ..., index[i], ..., i_{n-1}]`` (``index[i]`` at `dim`).
 
     Index values are valid in ``[-x.shape[dim], x.shape[dim])``; negatives count from the end.
@@ -40,7 +42,7 @@ def gather_d(x, dim, index):
     return _api.gather_d(x, dim, index)
 
 
-def gather_elements(input, dim, index):
+def gather_elements(input: Any, dim: int, index: Any) -> Any:
     """``ops.gather_elements``: the same as :func:`gather_d`.
 
     Examples
@@ -65,11 +67,11 @@ class GatherD:
      [4 3]]
     """
 
-    def __call__(self, x, dim, index):
+    def __call__(self, x: Any, dim: int, index: Any) -> Any:
         return _api.gather_d(x, dim, index)
 
 
-def gather_nd(input_x, indices):
+def gather_nd(input_x: Any, indices: Any) -> Any:
     """``ops.gather_nd``: ``tf.gather_nd`` without batch dimensions.
 
     Each component ``j`` of an index vector is valid in ``[0, input_x.shape[j])``; a negative
@@ -96,11 +98,11 @@ class GatherNd:
     array([[3, 4]])
     """
 
-    def __call__(self, input_x, indices):
+    def __call__(self, input_x: Any, indices: Any) -> Any:
         return _api.gather_nd(input_x, indices)
 
 
-def gather(input_params, input_indices, axis, batch_dims=0):
+def gather(input_params: Any, input_indices: Any, axis: int, batch_dims: int = 0) -> Any:
     """``ops.gather``: ``tf.gather`` with a required `axis`.
 
     Index values are valid in ``[-n, n)`` with ``n = input_params.shape[axis]``; negatives

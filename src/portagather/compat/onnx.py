@@ -16,13 +16,15 @@ JAX tracing use :func:`jax.experimental.checkify.checkify`).
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import _api
 from ._common import as_int, axis_size, count_from_end
 
 __all__ = ["gather", "gather_elements", "gather_nd"]
 
 
-def gather(data, indices, axis=0):
+def gather(data: Any, indices: Any, axis: int = 0) -> Any:
     """ONNX ``Gather``: ``out.shape == data.shape[:axis] + indices.shape + data.shape[axis+1:]``.
 
     Examples
@@ -40,7 +42,7 @@ def gather(data, indices, axis=0):
     return _api.gather(data, indices, axis=axis)
 
 
-def gather_elements(data, indices, axis=0):
+def gather_elements(data: Any, indices: Any, axis: int = 0) -> Any:
     """ONNX ``GatherElements``: ``out[i] = data[..., indices[i], ...]`` at `axis`.
 
     Examples
@@ -54,7 +56,7 @@ def gather_elements(data, indices, axis=0):
     return _api.gather_d(data, axis, indices)
 
 
-def gather_nd(data, indices, batch_dims=0):
+def gather_nd(data: Any, indices: Any, batch_dims: int = 0) -> Any:
     """ONNX ``GatherND``: ``tf.gather_nd`` with negative components counting from the end.
 
     Examples
@@ -69,7 +71,7 @@ def gather_nd(data, indices, batch_dims=0):
     """
     batch_dims = as_int(batch_dims)
 
-    def sizes_of(shape, index_shape):
+    def sizes_of(shape: tuple[int, ...], index_shape: tuple[int, ...]) -> Any:
         if not isinstance(batch_dims, int) or batch_dims < 0 or not index_shape:
             return None
         sizes = shape[batch_dims : batch_dims + index_shape[-1]]

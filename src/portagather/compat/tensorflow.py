@@ -18,6 +18,8 @@ What differs from TensorFlow:
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import _api
 
 __all__ = ["gather", "gather_nd"]
@@ -25,7 +27,7 @@ __all__ = ["gather", "gather_nd"]
 _TF_POLICIES = ("", "DEFAULT", "ERROR", "IGNORE")
 
 
-def _policy(bad_indices_policy):
+def _policy(bad_indices_policy: str) -> Any:
     if bad_indices_policy not in _TF_POLICIES:
         raise ValueError(
             f"bad_indices_policy must be one of {', '.join(map(repr, _TF_POLICIES))}; "
@@ -34,7 +36,13 @@ def _policy(bad_indices_policy):
     return bad_indices_policy
 
 
-def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
+def gather_nd(
+    params: Any,
+    indices: Any,
+    batch_dims: int = 0,
+    name: str | None = None,
+    bad_indices_policy: str = "",
+) -> Any:
     """``tf.gather_nd``: gather slices of `params` addressed by the index vectors in `indices`.
 
     Parameters
@@ -73,7 +81,14 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
     )
 
 
-def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+def gather(
+    params: Any,
+    indices: Any,
+    validate_indices: object = None,
+    axis: int | None = None,
+    batch_dims: int = 0,
+    name: str | None = None,
+) -> Any:
     """``tf.gather``: gather slices of `params` along `axis` at `indices`.
 
     Parameters

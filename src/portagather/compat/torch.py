@@ -17,6 +17,8 @@ What differs from PyTorch:
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import _api
 from .._arrays import as_arrays
 from .._dispatch import engine_for
@@ -25,7 +27,7 @@ from ._common import as_int
 __all__ = ["gather", "take_along_dim"]
 
 
-def gather(input, dim, index):
+def gather(input: Any, dim: int, index: Any) -> Any:
     """``torch.gather``: ``out[i] = input[i_0, ..., index[i], ..., i_{n-1}]`` (at `dim`).
 
     ``index`` has the rank of `input` and ``index.shape[d] <= input.shape[d]`` for
@@ -61,7 +63,7 @@ def gather(input, dim, index):
     return _api.gather_d(input, dim, index)
 
 
-def take_along_dim(input, indices, dim=None):
+def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
     """``torch.take_along_dim``: ``take_along_axis`` with broadcasting; ``dim=None`` flattens.
 
     Values are valid in ``[-n, n)``, negatives counting from the end, as in PyTorch; with
@@ -87,9 +89,8 @@ def take_along_dim(input, indices, dim=None):
     return _api.take_along_axis(input, indices, axis=dim)
 
 
-def _signed(xp, index) -> bool:
+def _signed(xp: Any, index: Any) -> bool:
     try:
         return bool(xp.isdtype(index.dtype, "signed integer"))
     except (TypeError, ValueError):
         return False
-

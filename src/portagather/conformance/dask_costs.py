@@ -56,7 +56,10 @@ def measure(lazy: Any, params_name: str) -> tuple[Any, TaskCosts]:
 
     costs = TaskCosts()
 
-    class Costs(Callback):  # type: ignore[misc]
+    class Costs(Callback):
+        def __init__(self) -> None:
+            super().__init__()  # type: ignore[no-untyped-call]
+
         def _pretask(self, key: Any, dsk: Any, state: Any) -> None:
             cache = state["cache"]
             deps = get_dependencies(dsk, key)
