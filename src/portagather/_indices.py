@@ -68,6 +68,12 @@ class Components:
     bad: Any = None
 
 
+#: What is done to each component once the checks are settled: its remainder modulo n,
+#: clamped into [0, n), or nothing (bad values are then checked, filled or clamped
+#: elsewhere). Where the operation allows it, negatives count from the end first.
+Treatment = Literal["wrap", "clip", "none"]
+
+
 def normalize(
     xp: Any, engine: Engine, indices: Any, plan: GatherPlan, policy: str, access: IndexAccess
 ) -> Components:
@@ -78,42 +84,45 @@ def normalize(
         parts = [values[..., j] for j in range(len(plan.axis_sizes))]
     else:
         parts = [values]
-    shift_negative = plan.allow_negative
+    treatment: Treatment = "wrap" if policy == "wrap" else "clip" if policy == "clip" else "none"
+    from_end = plan.allow_negative
     result = Components(parts)
     if policy == "error" and access != "now":
+        # Checked apart (in the task graph, under checkify); read safely meanwhile.
         result.bad = ~in_range(xp, values, parts, plan)
-        result.keep_inside = True  # the check stands apart; read safely meanwhile
-        policy = "unchecked"
+        result.keep_inside = True
     elif policy == "ignore":
         result.keep = in_range(xp, values, parts, plan)
     elif access == "now" and (policy == "error" or _range_read_pays(engine, values, policy, plan)):
-        any_negative = range_verdict(xp, engine, values, parts, plan)
-        if any_negative is None and policy == "error":
+        found = read_range(xp, engine, values, parts, plan)
+        if not found.all_valid and policy == "error":
             raise_first_bad(
                 xp, ~in_range(xp, values, parts, plan), indices, plan.report, engine.read_int
             )
-        if any_negative is not None:  # every index is valid: nothing to clamp or wrap
-            policy, shift_negative = "error", plan.allow_negative and any_negative
-    if policy == "unchecked":
-        result.keep_inside = True
+        if found.all_valid:  # nothing to clamp or wrap, and maybe nothing from the end
+            treatment, from_end = "none", plan.allow_negative and found.any_negative
+        else:
+            result.keep_inside = policy == "unchecked"
+    else:
+        result.keep_inside = policy == "unchecked"
     result.values = [
-        _fix_component(xp, engine, part, n, policy, shift_negative)
+        _treat_component(xp, engine, part, n, treatment, from_end)
         for part, n in zip(parts, plan.axis_sizes, strict=True)
     ]
     return result
 
 
-def _fix_component(
-    xp: Any, engine: Engine, component: Any, n: int, policy: str, shift_negative: bool
+def _treat_component(
+    xp: Any, engine: Engine, component: Any, n: int, treatment: Treatment, from_end: bool
 ) -> Any:
-    """Map one component into ``[0, n)`` as `policy` says (``"error"``, ``"ignore"`` and
-    ``"unchecked"`` only count negatives from the end: their checks and clamps are elsewhere)."""
-    if policy == "wrap":
+    """Map one component into ``[0, n)`` as `treatment` says, negatives first counted from
+    the end where `from_end`."""
+    if treatment == "wrap":
         # The array API's remainder takes the sign of the divisor, like Python's %.
         return xp.remainder(component, n)
-    if shift_negative:
+    if from_end:
         component = xp.where(component < 0, component + n, component)
-    if policy == "clip":
+    if treatment == "clip":
         return engine.clamp(xp, component, 0, n - 1)
     return component
 
@@ -130,28 +139,36 @@ def _range_read_pays(engine: Engine, values: Any, policy: str, plan: GatherPlan)
     return policy != "unchecked" or plan.allow_negative or not engine.take_clamps
 
 
-def range_verdict(
+@dataclass(frozen=True)
+class IndexRange:
+    """What one read of the index range found: whether every index is valid and, if so,
+    whether any counts from the end."""
+
+    all_valid: bool
+    any_negative: bool = False
+
+
+def read_range(
     xp: Any, engine: Engine, values: Any, parts: list[Any], plan: GatherPlan
-) -> bool | None:
+) -> IndexRange:
     """Eager check with read-only reductions and no temporary arrays.
 
-    None when some index is bad; otherwise whether any value is negative. One range of the
-    whole index array settles the common case where it fits the shortest axis; otherwise
-    each component is checked on its own.
+    One range of the whole index array settles the common case where it fits the shortest
+    axis; otherwise each component is checked on its own.
     """
     if not plan.axis_sizes:
-        return False
+        return IndexRange(all_valid=True)
     shortest = min(plan.axis_sizes)
     low, high = engine.value_range(xp, values)
     if low >= (-shortest if plan.allow_negative else 0) and high < shortest:
-        return low < 0
+        return IndexRange(all_valid=True, any_negative=low < 0)
     any_negative = False
     for part, n in zip(parts, plan.axis_sizes, strict=True):
         low, high = engine.value_range(xp, part)
         if low < (-n if plan.allow_negative else 0) or high >= n:
-            return None
+            return IndexRange(all_valid=False)
         any_negative = any_negative or low < 0
-    return any_negative
+    return IndexRange(all_valid=True, any_negative=any_negative)
 
 
 def in_range(xp: Any, values: Any, parts: list[Any], plan: GatherPlan) -> Any:
