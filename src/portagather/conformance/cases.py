@@ -8,23 +8,35 @@ reproducer. :func:`check_result` compares exactly: values, shape, dtype, namespa
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import array_api_compat as aac
 import numpy as np
+import numpy.typing as npt
 
 import portagather as pg
 
+from .._types import IndexLike
 from . import reference
 from .backends import Backend
+
+if TYPE_CHECKING:
+    import pytest
+
+#: Dask's explicit chunks of one array: a tuple of block sizes per axis.
+Chunks: TypeAlias = tuple[tuple[int, ...], ...]
+
+_E = TypeVar("_E", bound=BaseException)
 
 OPS = ("gather_nd", "gather", "gather_d", "take_along_axis")
 POLICIES = ("error", "ignore", "clip", "wrap", "unchecked")
 ALIASES = ("", "DEFAULT", "ERROR", "IGNORE")
 EXAMPLES = Path(__file__).with_name("examples")
 
-_REFERENCES = {
+_REFERENCES: dict[str, Callable[..., npt.NDArray[Any]]] = {
     "gather_nd": reference.ref_gather_nd,
     "gather": reference.ref_gather,
     "gather_d": reference.ref_gather_d,
@@ -32,7 +44,7 @@ _REFERENCES = {
 }
 
 
-def _literal(values) -> str:
+def _literal(values: object) -> str:
     if isinstance(values, np.ndarray):
         return f"np.array({values.tolist()!r}, dtype={str(values.dtype)!r})"
     return repr(values)
@@ -48,31 +60,32 @@ class Call:
     """
 
     op: str
-    data: np.ndarray
-    indices: object
-    kwargs: dict = field(default_factory=dict)
-    chunks: tuple | None = None
+    data: npt.NDArray[Any]
+    indices: npt.NDArray[Any] | IndexLike  # nested lists too (documented examples, as_lists)
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    chunks: tuple[Chunks, Chunks] | None = None
 
-    def args(self, data, indices):
+    def args(self, data: Any, indices: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
         kwargs = dict(self.kwargs)
         if self.op == "gather_d":
             return (data, kwargs.pop("dim"), indices), kwargs
         return (data, indices), kwargs
 
-    def run(self, backend: Backend, *, as_lists=False):
+    def run(self, backend: Backend, *, as_lists: bool = False) -> tuple[Any, Any]:
         """Run through portagather on `backend`; returns ``(result, data array)``."""
         data_chunks, index_chunks = self.chunks or (None, None)
-        data = backend.asarray(self.data, chunks=data_chunks)
-        indices = self.indices if as_lists else backend.asarray(self.indices, chunks=index_chunks)
+        data = _asarray(backend, self.data, data_chunks)
+        indices = self.indices if as_lists else _asarray(backend, self.indices, index_chunks)
         args, kwargs = self.args(data, indices)
         return getattr(pg, self.op)(*args, **kwargs), data
 
-    def run_numpy(self):
+    def run_numpy(self) -> npt.NDArray[Any]:
         """Run through portagather on the NumPy arrays as they are (views included)."""
         args, kwargs = self.args(self.data, self.indices)
-        return getattr(pg, self.op)(*args, **kwargs)
+        out: npt.NDArray[Any] = getattr(pg, self.op)(*args, **kwargs)
+        return out
 
-    def expected(self):
+    def expected(self) -> npt.NDArray[Any]:
         """The plain-loop reference's answer (raises IndexError like ``"error"``)."""
         args, kwargs = self.args(self.data, np.asarray(self.indices))
         return _REFERENCES[self.op](*args, **kwargs)
@@ -95,7 +108,14 @@ class Call:
         )
 
 
-def check_result(backend: Backend, out, expected: np.ndarray, data) -> None:
+def _asarray(backend: Backend, values: Any, chunks: Chunks | None) -> Any:
+    """``backend.asarray(values, chunks=chunks)``, called through Any: backends.py does not
+    annotate ``Backend.asarray``."""
+    asarray: Any = backend.asarray
+    return asarray(values, chunks=chunks)
+
+
+def check_result(backend: Backend, out: Any, expected: npt.NDArray[Any], data: Any) -> None:
     """Exact comparison of a backend result with the expected NumPy array."""
     assert aac.array_namespace(out) is backend.xp, f"namespace {type(out)} is not {backend.name}"
     assert out.dtype == data.dtype, f"dtype {out.dtype} != params dtype {data.dtype}"
@@ -108,7 +128,9 @@ def check_result(backend: Backend, out, expected: np.ndarray, data) -> None:
     )
 
 
-def raises_lazily(backend: Backend, error, call: Call, match: str | None = None):
+def raises_lazily(
+    backend: Backend, error: type[_E], call: Call, match: str | None = None
+) -> pytest.ExceptionInfo[_E]:
     """Assert that `call` raises `error`, at call time or (Dask) when computed."""
     import pytest
 
@@ -129,7 +151,7 @@ def check_call(backend: Backend, call: Call) -> None:
     check_result(backend, out, expected, data)
 
 
-def load_examples() -> list[dict]:
+def load_examples() -> list[dict[str, Any]]:
     """The documented examples, each with its ``source`` URL and ``file``."""
     cases = []
     for path in sorted(EXAMPLES.glob("*.json")):
@@ -138,7 +160,9 @@ def load_examples() -> list[dict]:
     return cases
 
 
-def example_arrays(case: dict, strings: bool):
+def example_arrays(
+    case: dict[str, Any], strings: bool
+) -> tuple[npt.NDArray[Any], npt.NDArray[Any] | None]:
     """``(data, expected)`` of a documented example as NumPy arrays.
 
     Strings become integer codes (order-preserving) on backends that cannot hold strings, so
@@ -155,11 +179,12 @@ def example_arrays(case: dict, strings: bool):
     if dtype == "str" and not strings:
         alphabet = np.unique(data)
         data = np.searchsorted(alphabet, data).astype(np.int32)
-        expected = np.searchsorted(alphabet, expected).astype(np.int32)
+        if expected is not None:
+            expected = np.searchsorted(alphabet, expected).astype(np.int32)
     return data, expected
 
 
-def source_positions(call: Call) -> np.ndarray:
+def source_positions(call: Call) -> npt.NDArray[np.int64]:
     """For each output element, the flat position in params it reads, or -1 where filled.
 
     Runs the reference on ``arange`` data, so it shares nothing with portagather; gradients
@@ -170,7 +195,7 @@ def source_positions(call: Call) -> np.ndarray:
     return Call(call.op, positions, call.indices, kwargs).expected()
 
 
-def expected_gradient(call: Call, cotangent: np.ndarray) -> np.ndarray:
+def expected_gradient(call: Call, cotangent: npt.NDArray[Any]) -> npt.NDArray[Any]:
     positions = source_positions(call)
     grad = np.zeros(call.data.size, dtype=cotangent.dtype)
     read = positions >= 0

@@ -9,8 +9,10 @@ is not modelled: its values for bad indices are unspecified).
 from __future__ import annotations
 
 import itertools
+from typing import Any, SupportsInt
 
 import numpy as np
+import numpy.typing as npt
 
 _ALIASES = {"ERROR": "error", "IGNORE": "ignore", "": "error", "DEFAULT": "error"}
 
@@ -19,7 +21,7 @@ def _policy(bad_indices: str) -> str:
     return _ALIASES.get(bad_indices, bad_indices)
 
 
-def _fix(value: int, n: int, policy: str, allow_negative: bool):
+def _fix(value: SupportsInt, n: int, policy: str, allow_negative: bool) -> int | None:
     """The in-range value for one component, or None for a bad one under error/ignore."""
     value = int(value)
     low = -n if allow_negative else 0
@@ -36,19 +38,26 @@ def _fix(value: int, n: int, policy: str, allow_negative: bool):
     return min(max(value, 0), n - 1)
 
 
-def _fill(dtype, fill_value):
+def _fill(dtype: np.dtype[Any], fill_value: object) -> np.generic:
+    # NumPy's stubs type ``a[()]`` as an array; on a 0-d array it is a NumPy scalar.
     if isinstance(fill_value, int | float) and not isinstance(fill_value, bool) and fill_value == 0:
-        return np.zeros((), dtype=dtype)[()]
-    return np.asarray(fill_value).astype(dtype)[()]
+        return np.zeros((), dtype=dtype)[()]  # type: ignore[return-value]
+    return np.asarray(fill_value).astype(dtype)[()]  # type: ignore[return-value]
 
 
-def _bad(policy: str, where: str):
+def _bad(policy: str, where: str) -> None:
     if policy == "ignore":
         return None
     raise IndexError(where)
 
 
-def ref_gather_nd(params, indices, batch_dims=0, bad_indices="error", fill_value=0):
+def ref_gather_nd(
+    params: npt.ArrayLike,
+    indices: npt.ArrayLike,
+    batch_dims: int = 0,
+    bad_indices: str = "error",
+    fill_value: object = 0,
+) -> npt.NDArray[Any]:
     params, indices = np.asarray(params), np.asarray(indices)
     policy, b = _policy(bad_indices), batch_dims
     depth = indices.shape[-1]
@@ -70,7 +79,14 @@ def ref_gather_nd(params, indices, batch_dims=0, bad_indices="error", fill_value
     return out
 
 
-def ref_gather(params, indices, axis=None, batch_dims=0, bad_indices="error", fill_value=0):
+def ref_gather(
+    params: npt.ArrayLike,
+    indices: npt.ArrayLike,
+    axis: int | None = None,
+    batch_dims: int = 0,
+    bad_indices: str = "error",
+    fill_value: object = 0,
+) -> npt.NDArray[Any]:
     params, indices = np.asarray(params), np.asarray(indices)
     policy = _policy(bad_indices)
     axis = batch_dims if axis is None else axis  # TensorFlow: the raw batch_dims
@@ -97,7 +113,13 @@ def ref_gather(params, indices, axis=None, batch_dims=0, bad_indices="error", fi
     return out
 
 
-def ref_gather_d(x, dim, index, bad_indices="error", fill_value=0):
+def ref_gather_d(
+    x: npt.ArrayLike,
+    dim: int,
+    index: npt.ArrayLike,
+    bad_indices: str = "error",
+    fill_value: object = 0,
+) -> npt.NDArray[Any]:
     x, index = np.asarray(x), np.asarray(index)
     policy = _policy(bad_indices)
     dim = dim + x.ndim if dim < 0 else dim
@@ -115,7 +137,13 @@ def ref_gather_d(x, dim, index, bad_indices="error", fill_value=0):
     return out
 
 
-def ref_take_along_axis(x, indices, axis=-1, bad_indices="error", fill_value=0):
+def ref_take_along_axis(
+    x: npt.ArrayLike,
+    indices: npt.ArrayLike,
+    axis: int = -1,
+    bad_indices: str = "error",
+    fill_value: object = 0,
+) -> npt.NDArray[Any]:
     x, indices = np.asarray(x), np.asarray(indices)
     policy = _policy(bad_indices)
     axis = axis + x.ndim if axis < 0 else axis

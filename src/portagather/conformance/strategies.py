@@ -10,18 +10,19 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import numpy.typing as npt
 from hypothesis import strategies as st
 
-from .cases import Call
+from .cases import Call, Chunks
 
 SIZES = st.integers(1, 3)
 
 
-def _data(shape) -> np.ndarray:
+def _data(shape: tuple[int, ...]) -> npt.NDArray[np.int32]:
     return (np.arange(int(np.prod(shape)), dtype=np.int32) + 1).reshape(shape)
 
 
-def _values(draw, shape, low, high) -> np.ndarray:
+def _values(draw: st.DrawFn, shape: tuple[int, ...], low: int, high: int) -> npt.NDArray[np.int64]:
     count = int(np.prod(shape))
     values = draw(st.lists(st.integers(low, high), min_size=count, max_size=count))
     return np.asarray(values, dtype=np.int64).reshape(shape)
@@ -34,7 +35,7 @@ def _range(n: int, allow_negative: bool, bad: bool) -> tuple[int, int]:
 
 
 @st.composite
-def gather_nd_calls(draw, batch: bool, bad: bool = False):
+def gather_nd_calls(draw: st.DrawFn, batch: bool, bad: bool = False) -> Call:
     b = draw(st.integers(1, 2)) if batch else 0
     r = draw(st.integers(b + 1, b + 3))
     shape = tuple(draw(SIZES) for _ in range(r))
@@ -49,7 +50,7 @@ def gather_nd_calls(draw, batch: bool, bad: bool = False):
 
 
 @st.composite
-def gather_calls(draw, batch: bool, bad: bool = False):
+def gather_calls(draw: st.DrawFn, batch: bool, bad: bool = False) -> Call:
     b = draw(st.integers(1, 2)) if batch else 0
     r = draw(st.integers(b + 1, b + 3))
     shape = tuple(draw(SIZES) for _ in range(r))
@@ -66,7 +67,7 @@ def gather_calls(draw, batch: bool, bad: bool = False):
 
 
 @st.composite
-def gather_d_calls(draw, bad: bool = False):
+def gather_d_calls(draw: st.DrawFn, bad: bool = False) -> Call:
     r = draw(st.integers(1, 3))
     shape = tuple(draw(SIZES) for _ in range(r))
     dim = draw(st.integers(0, r - 1))
@@ -78,7 +79,7 @@ def gather_d_calls(draw, bad: bool = False):
 
 
 @st.composite
-def take_along_axis_calls(draw, bad: bool = False):
+def take_along_axis_calls(draw: st.DrawFn, bad: bool = False) -> Call:
     r = draw(st.integers(1, 3))
     axis = draw(st.integers(0, r - 1))
     shape, index_shape = [], []
@@ -97,7 +98,7 @@ def take_along_axis_calls(draw, bad: bool = False):
 
 
 @st.composite
-def chunkings(draw, shape: tuple[int, ...]):
+def chunkings(draw: st.DrawFn, shape: tuple[int, ...]) -> Chunks:
     """Dask chunks for `shape`: up to three chunks per axis, zero-size and one-element
     chunks included."""
     chunks = []
@@ -109,13 +110,13 @@ def chunkings(draw, shape: tuple[int, ...]):
 
 
 @st.composite
-def _laid_out(draw, calls):
+def _laid_out(draw: st.DrawFn, calls: st.SearchStrategy[Call]) -> Call:
     call = draw(calls)
     call.chunks = (draw(chunkings(call.data.shape)), draw(chunkings(np.shape(call.indices))))
     return call
 
 
-def calls(op: str, *, batch: bool = False, bad: bool = False):
+def calls(op: str, *, batch: bool = False, bad: bool = False) -> st.SearchStrategy[Call]:
     """Calls of `op`, with data and indices in drawn chunks (used by backends with chunks)."""
     if op == "gather_nd":
         drawn = gather_nd_calls(batch, bad)

@@ -1,10 +1,16 @@
 """The contract (docs/contract.md): every error, every policy, zero-size shapes, every dtype."""
 
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 import portagather as pg
 
+from .backends import Backend
 from .cases import ALIASES, OPS, POLICIES, Call, check_call, check_result, raises_lazily
 
 M23 = np.arange(1, 7, dtype=np.int32).reshape(2, 3)
@@ -237,10 +243,8 @@ class ForeignArray:
 
     shape, ndim, dtype = (1,), 1, "int64"
 
-    def __array_namespace__(self, api_version=None):
-        import types
-
-        return types.ModuleType("foreign")
+    def __array_namespace__(self, api_version: str | None = None) -> ModuleType:
+        return ModuleType("foreign")
 
 
 @pytest.mark.cell("errors")
@@ -264,7 +268,7 @@ BAD = {
 }
 
 
-def _check_policy(backend, call):
+def _check_policy(backend: Backend, call: Call) -> None:
     if call.kwargs["bad_indices"] == "unchecked":
         from .test_properties import check_unchecked
 
@@ -385,7 +389,7 @@ def test_all_lists(backend, repro, op):
 
 # (front end, call, expected): a NumPy integer axis, dim or batch_dims means what the Python
 # int means in every compat front end (docs/contract.md, "Public functions").
-def _compat_calls():
+def _compat_calls() -> list[tuple[str, Callable[[Backend], Any], npt.NDArray[Any]]]:
     from portagather.compat import mindspore, onnx, tensorflow, torch
 
     minus_one, one = np.int64(-1), np.int64(1)
@@ -444,7 +448,9 @@ def test_huge_unsigned_indices(backend, policy, as_list):
     if policy == "unchecked":
         assert values.shape == (2, 4) and np.isin(values, M23).all()
         return
-    expected = np.array([[row[i] if i >= 0 else -7 for i in HUGE_EXPECTED[policy]] for row in M23])
+    columns = HUGE_EXPECTED[policy]
+    assert columns is not None  # None only for "unchecked", which returned above
+    expected = np.array([[row[i] if i >= 0 else -7 for i in columns] for row in M23])
     np.testing.assert_array_equal(values, expected)
 
 

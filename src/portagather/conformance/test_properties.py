@@ -5,11 +5,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from . import strategies
-from .cases import OPS, POLICIES, check_call, check_result
+from .backends import Backend
+from .cases import OPS, POLICIES, Call, check_call, check_result
 
 
 # derandomize: the same cases on every run, so CI is reproducible.
-def drawn(examples: int):
+def drawn(examples: int) -> settings:
     return settings(
         max_examples=examples,
         derandomize=True,
@@ -63,7 +64,7 @@ def test_bad_indices(backend, repro, op, policy):
     check()
 
 
-def check_unchecked(backend, call):
+def check_unchecked(backend: Backend, call: Call) -> None:
     """Valid indices read what the reference reads; bad ones read some element of params."""
     out, data = call.run(backend)
     valid = call.__class__(call.op, call.data, call.indices, {**call.kwargs})

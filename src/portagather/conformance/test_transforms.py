@@ -1,8 +1,11 @@
 """JAX transformations, PyTorch autograd, Dask laziness (docs/contract.md, "Transformations")."""
 
 import re
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 import portagather as pg
@@ -14,15 +17,15 @@ from .test_properties import check_unchecked
 TRACED = ("ignore", "clip", "wrap", "unchecked", "")
 
 
-def _function(call):
-    def f(data, indices):
+def _function(call: Call) -> Callable[[Any, Any], Any]:
+    def f(data: Any, indices: Any) -> Any:
         args, kwargs = call.args(data, indices)
         return getattr(pg, call.op)(*args, **kwargs)
 
     return f
 
 
-def _with(op, **kwargs):
+def _with(op: str, **kwargs: Any) -> Call:
     base = BAD[op]
     return Call(op, base.data, base.indices, {**base.kwargs, **kwargs})
 
@@ -90,7 +93,7 @@ def test_vmap(backend, repro, op, policy):
     assert np.array_equal(np.asarray(out), expected)
 
 
-def _gradient_case(op, policy):
+def _gradient_case(op: str, policy: str) -> tuple[Call, npt.NDArray[np.float32]]:
     call = _with(op, bad_indices=policy)
     call.data = call.data.astype(np.float32)
     if policy == "error":
@@ -127,10 +130,11 @@ def test_autograd(backend, repro, op, policy):
     repro(call)
     data = torch.asarray(call.data).requires_grad_(True)
     _function(call)(data, torch.asarray(call.indices)).backward(torch.asarray(cotangent))
+    assert data.grad is not None
     assert np.array_equal(data.grad.numpy(), expected_gradient(call, cotangent))
 
 
-def _refuse_to_compute(*args, **kwargs):
+def _refuse_to_compute(*args: object, **kwargs: object) -> NoReturn:
     raise AssertionError("the call computed something")
 
 
