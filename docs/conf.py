@@ -29,9 +29,9 @@ extensions = [
 myst_enable_extensions = ["colon_fence", "dollarmath"]
 myst_heading_anchors = 3
 source_suffix = {".md": "markdown"}
-exclude_patterns = ["_build", "_ext", "_generated/*.md.part"]
-# transformations.md is written elsewhere; benchmarks/RESULTS.md is included as written.
-suppress_warnings = ["toc.empty_glob", "myst.header", "image.not_readable"]
+# _generated/ holds fragments that pages include ({include}) and the images they show: none
+# of it is a page of its own.
+exclude_patterns = ["_build", "_ext", "_generated"]
 html_theme = "furo"
 html_title = "portagather"
 autodoc_typehints = "none"
