@@ -17,7 +17,11 @@ sys.path.insert(0, str(HERE / "_ext"))
 
 import generate  # noqa: E402  (docs/_ext/generate.py)
 
+import portagather  # noqa: E402
+
 project = "portagather"
+release = portagather.__version__
+version = release
 author = "portagather contributors"
 copyright = "portagather contributors"
 extensions = [
@@ -25,6 +29,8 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.doctest",
+    "sphinx.ext.viewcode",
+    "sphinx_copybutton",
 ]
 myst_enable_extensions = ["colon_fence", "dollarmath"]
 myst_heading_anchors = 3
@@ -33,7 +39,14 @@ source_suffix = {".md": "markdown"}
 # of it is a page of its own.
 exclude_patterns = ["_build", "_ext", "_generated"]
 html_theme = "furo"
-html_title = "portagather"
+html_title = f"portagather {release}"
+# The page of contents of a page names objects in full (portagather.compat.torch.gather, not
+# a fifth "gather()").
+toc_object_entries_show_parents = "all"
+# The copy button copies the code of an example, without its prompts and printed output.
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
+copybutton_only_copy_prompt_lines = True
 autodoc_typehints = "none"
 autodoc_member_order = "bysource"
 napoleon_google_docstring = False
