@@ -40,6 +40,9 @@ source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build", "_ext", "_generated"]
 html_theme = "furo"
 html_title = f"portagather {release}"
+html_favicon = "_static/favicon.svg"
+html_static_path = ["_static"]
+html_css_files = ["marks.css"]
 # The page of contents of a page names objects in full (portagather.compat.torch.gather, not
 # a fifth "gather()").
 toc_object_entries_show_parents = "all"
