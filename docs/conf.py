@@ -1,10 +1,11 @@
 """Sphinx configuration: furo, MyST markdown, autodoc with numpydoc docstrings (napoleon).
 
-Built with warnings as errors (``sphinx-build -W``). Pages generated at build time:
-``_generated/diagrams/*.png`` (matplotlib shape diagrams), ``_generated/support-matrix.md``
-(from ``portagather check --json``) and ``_generated/performance.md`` (from
-``benchmarks/RESULTS.md``). ``sphinx-build -b doctest`` runs every example of the pages and of
-the docstrings.
+Built with warnings as errors (``sphinx-build -W``), with no warning suppressed. Written at
+build time into ``_generated/`` (excluded as a source: pages include or show it):
+``diagrams/*.png`` (matplotlib shape diagrams), ``support-matrix.md`` (from ``portagather check
+--json``, the file named by ``PORTAGATHER_CHECK_JSON``) and ``performance.md`` with its plots
+(from ``benchmarks/RESULTS.md``). ``sphinx-build -b doctest`` runs every example of the pages
+and of the docstrings. ``tests/test_docs_site.py`` checks the built site in a browser.
 """
 
 from __future__ import annotations
