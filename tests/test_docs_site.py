@@ -284,6 +284,21 @@ def test_version_changelog_api_and_install(crawl, site):
     assert any(u.startswith(site + "_modules/") for u in crawl), "no viewcode source pages"
 
 
+def test_copy_button_copies_code_without_prompts_or_output(site, browser):
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    page.goto(site + "index.html", wait_until="load")
+    page.locator("div.highlight").first.hover()
+    page.locator("button.copybtn").first.click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    context.close()
+    assert copied.splitlines() == [
+        "import numpy as np",
+        "import portagather as pg",
+        "pg.gather_nd(np.arange(12).reshape(2, 3, 2), [[2], [0]], batch_dims=1)",
+    ]
+
+
 def test_jit_example_shows_the_message(crawl, site):
     text = " ".join(_page(crawl, site, "bad-indices.html")["text"].split())
     assert JIT_MESSAGE in text
