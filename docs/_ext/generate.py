@@ -196,36 +196,271 @@ def support_matrix(path: Path) -> None:
     path.write_text(render_matrix(report))
 
 
-def _cell(counts) -> str:
-    if not counts:
+# Backend name (as `portagather check` spells it) -> the distribution that provides it.
+DISTRIBUTIONS = {
+    "numpy": "numpy",
+    "array_api_strict": "array-api-strict",
+    "jax": "jax",
+    "torch": "torch",
+    "dask": "dask",
+    "ndonnx": "ndonnx",
+}
+OPERATIONS = ("gather_nd", "gather_d", "take_along_axis", "gather")  # longest match first
+# Text symbols, not emoji (✅, ❌): every common font has these, while emoji need an emoji font
+# and show as empty boxes without one. Coloured by _static/marks.css.
+PASS = '<span class="mark-pass">✓</span>'
+XFAIL = '<span class="mark-xfail">⚠</span>'
+FAIL = '<span class="mark-fail">✗</span>'
+
+
+def _distribution(backend: str) -> str:
+    return DISTRIBUTIONS.get(backend, backend.split(":")[0].split(".")[0])
+
+
+def _versions(report) -> tuple[dict[str, str], str]:
+    """``{backend: version}`` and where the versions come from: the report's ``versions`` when
+    it has them (keyed by backend or by distribution; a value may itself be a mapping of
+    distribution to version), else the distributions installed where these pages are built."""
+    given = report.get("versions")
+    found = {}
+    if isinstance(given, dict) and given:
+        for backend in report.get("backends", []):
+            dist = _distribution(backend)
+            value = next(
+                (given[k] for k in (backend, dist, dist.replace("-", "_")) if k in given), None
+            )
+            if isinstance(value, dict):
+                value = value.get(dist) or ", ".join(f"{k} {v}" for k, v in value.items())
+            if value:
+                found[backend] = str(value)
+        others = [
+            f"{k} {v}"
+            for k, v in given.items()
+            if isinstance(v, str)
+            and k not in report.get("backends", [])
+            and k not in {_distribution(b) for b in found}
+        ]
+        where = "as recorded by `portagather check`"
+        return found, where + (f" (also recorded: {', '.join(others)})" if others else "")
+    from importlib.metadata import PackageNotFoundError, version
+
+    for backend in report.get("backends", []):
+        try:
+            found[backend] = version(_distribution(backend))
+        except PackageNotFoundError:
+            pass
+    return found, (
+        "installed where these pages were built (this `portagather check` output does not "
+        "record versions)"
+    )
+
+
+def _cell_templates(suite: Path) -> dict[str, str]:
+    """Test function name -> its ``@pytest.mark.cell(feature)`` template, read from the source
+    of the conformance suite (without importing or collecting it)."""
+    import ast
+
+    templates = {}
+    for module in sorted(suite.glob("test_*.py")):
+        for node in ast.walk(ast.parse(module.read_text())):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for decorator in node.decorator_list:
+                if (
+                    isinstance(decorator, ast.Call)
+                    and isinstance(decorator.func, ast.Attribute)
+                    and decorator.func.attr == "cell"
+                    and decorator.args
+                    and isinstance(decorator.args[0], ast.Constant)
+                ):
+                    templates[node.name] = decorator.args[0].value
+    return templates
+
+
+def _known_failures(suite: Path) -> list[tuple[str, str, str]]:
+    """``(backend, test name pattern, reason)`` of ``known_failures.txt``."""
+    path = suite / "known_failures.txt"
+    entries = []
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.strip() and not line.startswith("#") and line.count("|") >= 2:
+                backend, pattern, reason = (part.strip() for part in line.split("|", 2))
+                entries.append((backend, pattern, reason))
+    return entries
+
+
+def _fits(pattern: str, template: str | None, op: str, feature: str) -> bool:
+    """Whether a test name pattern (``*`` a wildcard) can be a test of the matrix cell of
+    `op` and `feature`, given its test function's cell template."""
+    import re
+
+    _, _, params = pattern.partition("[")
+    if template is None:
+        return False
+    tokens = set(re.split(r"[-\[\]]", params))
+    wild = "*" in pattern
+    ops = [o for o in OPERATIONS if o in tokens]
+    if ops and ops[0] != op:
+        return False
+    if not ops and not wild and op != "all" and op not in params:
+        return False
+    if "{" not in template:
+        return template == feature
+    parts = re.split(r"\{[^}]*\}", template)
+    regex = "(.+?)".join(map(re.escape, parts))
+    match = re.fullmatch(regex, feature)
+    return match is not None and (wild or all(g in tokens for g in match.groups()))
+
+
+def expected_failures(report, suite: Path) -> dict[tuple[str, str, str], list[str]]:
+    """``{(op, feature, backend): [reason, ...]}`` for the cells with expected failures.
+
+    From the report's own per-case records when it has them (``expected_failures`` or
+    ``xfails``: entries with ``backend``, ``reason`` and ``op``/``feature`` or ``test``);
+    else from ``known_failures.txt`` of the suite, matched to the cells by test name."""
+    cells = [
+        (row.get("op", ""), row.get("feature", ""), backend)
+        for row in report.get("rows", [])
+        for backend, counts in row.get("cells", {}).items()
+        if counts.get("xfail")
+    ]
+    reasons: dict[tuple[str, str, str], list[str]] = {cell: [] for cell in cells}
+    templates = _cell_templates(suite)
+    records = report.get("expected_failures") or report.get("xfails")
+    if records is None:
+        records = [{"backend": b, "test": p, "reason": r} for b, p, r in _known_failures(suite)]
+    for record in records:
+        if not isinstance(record, dict):
+            continue
+        reason = str(record.get("reason") or "").strip()
+        for op, feature, backend in cells:
+            if record.get("backend") not in (None, backend):
+                continue
+            if "op" in record or "feature" in record:
+                hit = record.get("op") == op and record.get("feature") == feature
+            else:
+                test = str(record.get("test", "")).rpartition("::")[2]
+                hit = _fits(test, templates.get(test.partition("[")[0]), op, feature)
+            if hit and reason and reason not in reasons[(op, feature, backend)]:
+                reasons[(op, feature, backend)].append(reason)
+    return reasons
+
+
+def _cell(counts, notes: list[str]) -> str:
+    if not counts or not any(v for v in counts.values() if isinstance(v, int)):
         return "-"
-    passed = counts.get("pass", 0)
-    total = sum(v for v in counts.values() if isinstance(v, int))
-    others = ", ".join(f"{k} {v}" for k, v in counts.items() if k != "pass" and v)
-    mark = "✓" if passed == total else "✗"
-    return f"{mark} {passed}/{total}" + (f" ({others})" if others else "")
+    parts = []
+    if counts.get("fail"):
+        parts.append(f"{FAIL} {counts['fail']}")
+    if counts.get("pass"):
+        parts.append(f"{PASS} {counts['pass']}")
+    if counts.get("xfail"):
+        refs = "".join(f"[^{n}]" for n in notes)
+        parts.append(f"{XFAIL} {counts['xfail']}{refs}")
+    if counts.get("skip"):
+        parts.append(f"skipped {counts['skip']}")
+    others = [
+        f"{k} {v}" for k, v in counts.items() if k not in ("pass", "fail", "xfail", "skip") and v
+    ]
+    return " ".join(parts + others)
 
 
-def render_matrix(report) -> str:
-    """A markdown table: one row per operation and feature, one column per backend."""
+def render_matrix(report, suite: Path | None = None) -> str:
+    """A markdown table: one row per operation and feature, one column per backend; expected
+    failures are marked as such, with their reasons and the backend's version as notes."""
+    if suite is None:
+        import portagather
+
+        suite = Path(portagather.__file__).parent / "conformance"
     backends = report.get("backends", [])
+    rows = report.get("rows", [])
+    versions, versions_from = _versions(report)
+    reasons = expected_failures(report, suite)
+
+    totals: dict[str, int] = {}
+    for row in rows:
+        for counts in row.get("cells", {}).values():
+            for k, v in counts.items():
+                if isinstance(v, int):
+                    totals[k] = totals.get(k, 0) + v
+    failed = totals.get("fail", 0) + len(report.get("collection_errors") or [])
+    ok = report.get("ok", not failed)
+    xfails = totals.get("xfail", 0)
+    if ok and not failed:
+        status = f"{PASS} **All conformance checks passed** ({totals.get('pass', 0)} checks"
+        status += f"; {xfails} expected failures, below)." if xfails else ")."
+    else:
+        n = totals.get("fail", 0)
+        status = f"{FAIL} **{n} {'check' if n == 1 else 'checks'} failed**"
+        if report.get("collection_errors"):
+            status += f" and {len(report['collection_errors'])} tests could not be collected"
+        status += "."
+
+    # One note per (backend, reason), numbered in the order the table shows them.
+    note_of: dict[tuple[str, str], int] = {}
+    note_cells: dict[int, list[str]] = {}
+    unexplained = "the reason is not recorded in this `portagather check` output"
+    for row in rows:
+        for backend in backends:
+            key = (row.get("op", ""), row.get("feature", ""), backend)
+            if key not in reasons:
+                continue
+            for reason in reasons[key] or [unexplained]:
+                n = note_of.setdefault((backend, reason), len(note_of) + 1)
+                note_cells.setdefault(n, []).append(
+                    f"`{key[0]}` {key[1]}" if key[0] != "all" else key[1]
+                )
+
+    def header(backend):
+        return f"{backend} {versions[backend]}" if backend in versions else backend
+
     lines = [
-        "Each cell: checks passed out of checks run (✓ all passed, ✗ some did not, - none "
-        "apply). Generated from `portagather check --json` when these pages were built.",
+        status,
         "",
-        "| operation | feature | " + " | ".join(backends) + " |",
+        f"Each cell counts the checks of one operation, feature and backend: {PASS} passed, "
+        f"{XFAIL} expected failure (a known limit of that backend, reason in the note), "
+        f"{FAIL} failed; - none apply. Generated from `portagather check --json` when these "
+        "pages were built.",
+        "",
+        "| operation | feature | " + " | ".join(header(b) for b in backends) + " |",
         "| --- | --- | " + " | ".join("---" for _ in backends) + " |",
     ]
-    for row in report.get("rows", []):
+    for row in rows:
         cells = row.get("cells", {})
-        lines.append(
-            f"| `{row.get('op', '')}` | {row.get('feature', '')} | "
-            + " | ".join(_cell(cells.get(b, {})) for b in backends)
-            + " |"
+        op, feature = row.get("op", ""), row.get("feature", "")
+        line = f"| `{op}` | {feature} | "
+        line += " | ".join(
+            _cell(
+                cells.get(b, {}),
+                [
+                    str(note_of[(b, r)])
+                    for r in reasons.get((op, feature, b), []) or [unexplained]
+                    if (b, r) in note_of
+                ],
+            )
+            for b in backends
         )
+        lines.append(line + " |")
+    if versions:
+        lines += [
+            "",
+            "Library versions, "
+            + versions_from
+            + ": "
+            + ", ".join(f"{b} {versions[b]}" for b in backends if b in versions)
+            + ".",
+        ]
     missing = report.get("not_installed") or {}
     if missing:
         lines += ["", "Not installed when built: " + ", ".join(sorted(missing)) + "."]
+    for (backend, reason), n in note_of.items():
+        where = "; ".join(dict.fromkeys(note_cells[n]))
+        version = f" {versions[backend]}" if backend in versions else ""
+        lines += ["", f"[^{n}]: Expected failure on {backend}{version} ({where}): {reason}."]
+    for failure in report.get("failures") or []:
+        if failure is report["failures"][0]:
+            lines += ["", "Failed checks:", ""]
+        lines.append(f"- {failure.get('backend', '')}: `{failure.get('test', '')}`")
     return "\n".join(lines) + "\n"
 
 
@@ -244,6 +479,8 @@ def performance(benchmarks: Path, path: Path) -> None:
     # Images next to RESULTS.md: copy them beside the generated page so links still work.
     for image in list(benchmarks.glob("*.png")) + list(benchmarks.glob("*.svg")):
         shutil.copy(image, path.parent / image.name)
+    # The benchmark tables mark targets met and missed with emoji; show the site's text marks.
+    text = text.replace("✅", PASS).replace("❌", FAIL)
     # Drop the first heading: the page has its own.
     lines = text.splitlines()
     if lines and lines[0].startswith("# "):
