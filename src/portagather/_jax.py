@@ -87,14 +87,17 @@ class JaxEngine(Engine):
         from jax import lax
         from jax.experimental import checkify
 
-        first = jnp.argmax(jnp.reshape(bad, (-1,)))
+        # One reduction: the first bad position, and whether it is bad at all.
+        flat_bad = jnp.reshape(bad, (-1,))
+        first = jnp.argmax(flat_bad)
         coords = [jnp.asarray(c) for c in jnp.unravel_index(first, bad.shape)]
         # dynamic_slice, not indexing: a traced index would add a second XLA gather.
         extra = [0] if report.vector else []
         sizes = [1] * bad.ndim + ([indices.shape[-1]] if report.vector else [])
         value = jnp.reshape(lax.dynamic_slice(indices, [*coords, *extra], sizes), (-1,))
         message, arguments = _checkify_message(report, coords, value)
-        checkify.check(~jnp.any(bad), message, **arguments)
+        first_is_bad = lax.dynamic_index_in_dim(flat_bad, first, keepdims=False)
+        checkify.check(~first_is_bad, message, **arguments)
         return result
 
 
