@@ -383,45 +383,6 @@ def test_grad_error_concrete_bad_index_raises():
 # ------------------------------------------------------------------------------ TensorFlow
 
 
-@pytest.fixture(scope="module")
-def tf():
-    return pytest.importorskip("tensorflow")
-
-
-TF_CASES = [
-    ("gather_nd", {}, [[0, 1], [0, 1], [2, 3]], "error"),
-    ("gather_nd", {}, [[0, 1], [3, 1], [0, 1], [2, -1]], "ignore"),
-    ("gather_nd", {"batch_dims": 1}, [[[2], [2], [0]], [[1], [5], [1]]], "ignore"),
-    ("gather", {"axis": 1, "batch_dims": 1}, [[2, 2, 0], [1, 2, 1]], "error"),
-]
-
-
-def tf_gradient(tf, op, kwargs, params, indices, policy, cotangent):
-    p = tf.Variable(params)
-    with tf.GradientTape() as tape:
-        if op == "gather_nd":
-            tf_policy = "IGNORE" if policy == "ignore" else ""
-            out = tf.gather_nd(p, indices, bad_indices_policy=tf_policy, **kwargs)
-        else:
-            out = tf.gather(p, indices, **kwargs)
-        loss = tf.reduce_sum(out * cotangent)
-    return np.asarray(tf.convert_to_tensor(tape.gradient(loss, p)))
-
-
-@pytest.mark.parametrize(("op", "kwargs", "indices", "policy"), TF_CASES)
-def test_grad_equals_tensorflow(tf, op, kwargs, indices, policy):
-    shape = (2, 3, 4) if kwargs.get("batch_dims") else (3, 4, 2)
-    params = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
-    f = getattr(pg, op)
-    out_shape = np.shape(f(params, indices, bad_indices=policy, **kwargs))
-    cotangent = np.arange(1, 1 + np.prod(out_shape), dtype=np.float32).reshape(out_shape)
-    expected = tf_gradient(tf, op, kwargs, params, np.asarray(indices), policy, cotangent)
-    grad = jax.grad(
-        lambda p: jnp.sum(f(p, jnp.asarray(indices), bad_indices=policy, **kwargs) * cotangent)
-    )(jnp.asarray(params))
-    np.testing.assert_array_equal(np.asarray(grad), expected)
-
-
 # ----------------------------------------------------- list indices, weak types, devices
 
 

@@ -19,7 +19,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import portagather as pg  # noqa: E402
 from helpers import run_portagather, run_reference  # noqa: E402
 
 # (name, op, params shape, kwargs, valid indices with duplicates, indices with bad ones)
@@ -118,40 +117,6 @@ def test_autograd_double_backward():
     (second,) = torch.autograd.grad(grad.sum(), [params])
     expected = 2 * scatter_add_reference(case, case[3], "ignore", torch.ones_like(out))
     torch.testing.assert_close(second, expected)
-
-
-@pytest.fixture(scope="module")
-def tf():
-    return pytest.importorskip("tensorflow")
-
-
-@pytest.mark.parametrize(
-    ("op", "kwargs", "indices", "policy"),
-    [
-        ("gather_nd", {}, [[0, 1], [0, 1], [2, 3]], "error"),
-        ("gather_nd", {}, [[0, 1], [3, 1], [0, 1], [2, -1]], "ignore"),
-        ("gather_nd", {"batch_dims": 1}, [[[2], [2], [0]], [[1], [5], [1]]], "ignore"),
-        ("gather", {"axis": 1, "batch_dims": 1}, [[2, 2, 0], [1, 2, 1]], "error"),
-    ],
-)
-def test_autograd_equals_tensorflow(tf, op, kwargs, indices, policy):
-    shape = (2, 3, 4) if kwargs.get("batch_dims") else (3, 4, 2)
-    params_np = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
-    params = torch.tensor(params_np, requires_grad=True)
-    out = getattr(pg, op)(params, torch.tensor(indices), bad_indices=policy, **kwargs)
-    cotangent_np = np.arange(1, 1 + out.numel(), dtype=np.float32).reshape(tuple(out.shape))
-    out.backward(torch.tensor(cotangent_np))
-
-    variable = tf.Variable(params_np)
-    with tf.GradientTape() as tape:
-        if op == "gather_nd":
-            tf_policy = "IGNORE" if policy == "ignore" else ""
-            tf_out = tf.gather_nd(variable, indices, bad_indices_policy=tf_policy, **kwargs)
-        else:
-            tf_out = tf.gather(variable, indices, **kwargs)
-        loss = tf.reduce_sum(tf_out * cotangent_np)
-    expected = np.asarray(tf.convert_to_tensor(tape.gradient(loss, variable)))
-    np.testing.assert_array_equal(params.grad.numpy(), expected)
 
 
 # ---------------------------------------------------------------------------- torch.compile

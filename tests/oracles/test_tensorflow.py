@@ -63,3 +63,53 @@ def test_empty_params_differ_on_purpose():
     assert _tensorflow(tf.gather, params, indices).shape == (1, 1, 0)
     got = pg.gather_nd(params, indices)
     assert got.shape == (1, 0) and got.dtype == np.int32
+
+
+# Gradients with respect to params, against TensorFlow's GradientTape: a scatter-add of the
+# cotangent, duplicates summed, zero for ignored slices; on every framework with autodiff.
+GRADIENT_CASES = [
+    ("gather_nd", {}, [[0, 1], [0, 1], [2, 3]], "error"),
+    ("gather_nd", {}, [[0, 1], [3, 1], [0, 1], [2, -1]], "ignore"),
+    ("gather_nd", {"batch_dims": 1}, [[[2], [2], [0]], [[1], [5], [1]]], "ignore"),
+    ("gather", {"axis": 1, "batch_dims": 1}, [[2, 2, 0], [1, 2, 1]], "error"),
+]
+
+
+def _tensorflow_gradient(op, kwargs, params, indices, policy, cotangent):
+    variable = tf.Variable(params)
+    with tf.GradientTape() as tape:
+        if op == "gather_nd":
+            tf_policy = "IGNORE" if policy == "ignore" else ""
+            out = tf.gather_nd(variable, indices, bad_indices_policy=tf_policy, **kwargs)
+        else:
+            out = tf.gather(variable, indices, **kwargs)
+        loss = tf.reduce_sum(out * cotangent)
+    return np.asarray(tf.convert_to_tensor(tape.gradient(loss, variable)))
+
+
+def _jax_gradient(op, kwargs, params, indices, policy, cotangent):
+    jax = pytest.importorskip("jax")
+    f = getattr(pg, op)
+    indices = jax.numpy.asarray(indices)
+    loss = lambda p: (f(p, indices, bad_indices=policy, **kwargs) * cotangent).sum()  # noqa: E731
+    return np.asarray(jax.grad(loss)(jax.numpy.asarray(params)))
+
+
+def _torch_gradient(op, kwargs, params, indices, policy, cotangent):
+    torch = pytest.importorskip("torch")
+    tensor = torch.tensor(params, requires_grad=True)
+    out = getattr(pg, op)(tensor, torch.tensor(indices), bad_indices=policy, **kwargs)
+    out.backward(torch.tensor(cotangent))
+    return tensor.grad.numpy()
+
+
+@pytest.mark.parametrize("gradient", [_jax_gradient, _torch_gradient], ids=["jax", "torch"])
+@pytest.mark.parametrize(("op", "kwargs", "indices", "policy"), GRADIENT_CASES)
+def test_gradient_equals_tensorflow(gradient, op, kwargs, indices, policy):
+    shape = (2, 3, 4) if kwargs.get("batch_dims") else (3, 4, 2)
+    params = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    out_shape = np.shape(getattr(pg, op)(params, indices, bad_indices=policy, **kwargs))
+    cotangent = np.arange(1, 1 + np.prod(out_shape), dtype=np.float32).reshape(out_shape)
+    expected = _tensorflow_gradient(op, kwargs, params, np.asarray(indices), policy, cotangent)
+    got = gradient(op, kwargs, params, indices, policy, cotangent)
+    np.testing.assert_array_equal(got, expected)
