@@ -67,3 +67,34 @@ def assert_same(actual, wanted):
     assert actual.shape == wanted.shape, (actual.shape, wanted.shape)
     assert actual.dtype == wanted.dtype, (actual.dtype, wanted.dtype)
     np.testing.assert_array_equal(actual, wanted, strict=True)
+
+
+def onnxruntime_node(op_type: str, data, indices, **attributes):
+    """ONNX Runtime's result of one node (opset 13) on int32 data and int64 indices, or None
+    where it refuses the indices."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    node = helper.make_node(op_type, ["data", "indices"], ["out"], **attributes)
+    graph = helper.make_graph(
+        [node],
+        "gather",
+        [
+            helper.make_tensor_value_info("data", TensorProto.INT32, data.shape),
+            helper.make_tensor_value_info("indices", TensorProto.INT64, indices.shape),
+        ],
+        [helper.make_tensor_value_info("out", TensorProto.INT32, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    options = ort.SessionOptions()
+    options.log_severity_level = 4  # out-of-range indices are expected; keep the log quiet
+    session = ort.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    try:
+        return session.run(None, {"data": data, "indices": indices.astype(np.int64)})[0]
+    except Exception as err:  # ORT raises its own error types for bad indices
+        if any(word in str(err).lower() for word in ("out of bounds", "out of range", "invalid")):
+            return None
+        raise

@@ -11,6 +11,7 @@ import functools
 import numpy as np
 import pytest
 
+from helpers import onnxruntime_node
 from portagather.compat import mindspore as ms_compat
 from portagather.compat import onnx as onnx_compat
 from portagather.compat import tensorflow as tf_compat
@@ -90,26 +91,10 @@ def _ms_result(i):
 
 @functools.cache
 def _onnx_result(i):
-    pytest.importorskip("onnx")
-    ort = pytest.importorskip("onnxruntime")
-    from onnx import TensorProto, helper
-
+    pytest.importorskip("onnxruntime")
     name, (data, indices), kwargs = ONNX_CASES[i]
     op = {"gather": "Gather", "gather_elements": "GatherElements", "gather_nd": "GatherND"}[name]
-    node = helper.make_node(op, ["data", "indices"], ["out"], **kwargs)
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [
-            helper.make_tensor_value_info("data", TensorProto.INT32, data.shape),
-            helper.make_tensor_value_info("indices", TensorProto.INT64, indices.shape),
-        ],
-        [helper.make_tensor_value_info("out", TensorProto.INT32, None)],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, {"data": data, "indices": indices.astype(np.int64)})[0]
+    return onnxruntime_node(op, data, indices, **kwargs)
 
 
 @functools.cache
@@ -120,21 +105,18 @@ def _torch_result(i):
     return getattr(torch, name)(*t_args, **kwargs).numpy()
 
 
-@pytest.mark.parametrize("i", range(len(TF_CASES)))
-def test_tensorflow(backend, i):
-    _check(backend, tf_compat, TF_CASES[i], _tf_result(i))
+FRONT_ENDS = {
+    "tensorflow": (tf_compat, TF_CASES, _tf_result),
+    "mindspore": (ms_compat, MS_CASES, _ms_result),
+    "onnx": (onnx_compat, ONNX_CASES, _onnx_result),
+    "torch": (torch_compat, TORCH_CASES, _torch_result),
+}
 
 
-@pytest.mark.parametrize("i", range(len(MS_CASES)))
-def test_mindspore(backend, i):
-    _check(backend, ms_compat, MS_CASES[i], _ms_result(i))
-
-
-@pytest.mark.parametrize("i", range(len(ONNX_CASES)))
-def test_onnx(backend, i):
-    _check(backend, onnx_compat, ONNX_CASES[i], _onnx_result(i))
-
-
-@pytest.mark.parametrize("i", range(len(TORCH_CASES)))
-def test_torch(backend, i):
-    _check(backend, torch_compat, TORCH_CASES[i], _torch_result(i))
+@pytest.mark.parametrize(
+    ("front_end", "i"),
+    [(name, i) for name, (_, cases, _) in FRONT_ENDS.items() for i in range(len(cases))],
+)
+def test_front_end_equals_its_library(backend, front_end, i):
+    compat, cases, result = FRONT_ENDS[front_end]
+    _check(backend, compat, cases[i], result(i))

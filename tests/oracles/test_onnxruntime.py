@@ -16,34 +16,9 @@ ort = pytest.importorskip(
 onnx = pytest.importorskip(
     "onnx", reason='onnx is not installed: pip install "portagather[oracle]"'
 )
-from onnx import TensorProto, helper  # noqa: E402
+from helpers import onnxruntime_node  # noqa: E402
 
-OPTIONS = ort.SessionOptions()
-OPTIONS.log_severity_level = 4  # out-of-range indices are expected; keep the log quiet
-
-
-def _onnxruntime(op_type, data, indices, **attributes):
-    """ONNX Runtime's result of one node, or None where it refuses the indices."""
-    node = helper.make_node(op_type, ["data", "indices"], ["out"], **attributes)
-    graph = helper.make_graph(
-        [node],
-        "gather",
-        [
-            helper.make_tensor_value_info("data", TensorProto.INT32, data.shape),
-            helper.make_tensor_value_info("indices", TensorProto.INT64, indices.shape),
-        ],
-        [helper.make_tensor_value_info("out", TensorProto.INT32, None)],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    session = ort.InferenceSession(
-        model.SerializeToString(), OPTIONS, providers=["CPUExecutionProvider"]
-    )
-    try:
-        return session.run(None, {"data": data, "indices": indices.astype(np.int64)})[0]
-    except Exception as err:  # ORT raises its own error types for bad indices
-        if any(word in str(err).lower() for word in ("out of bounds", "out of range", "invalid")):
-            return None
-        raise
+_onnxruntime = onnxruntime_node
 
 
 def _compare(got, want):

@@ -8,6 +8,7 @@ from a wider range that includes negatives and values past the end. Data values 
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -127,3 +128,125 @@ def calls(op: str, *, batch: bool = False, bad: bool = False) -> st.SearchStrate
     else:
         drawn = take_along_axis_calls(bad)
     return _laid_out(drawn)
+
+
+# Mixed calls: ranks up to 5, zero-size axes, every policy and alias, several dtypes, index
+# values mostly valid; (operation, data, indices, options, policy).
+MIXED_POLICIES = ["error", "ignore", "clip", "wrap", "unchecked", "", "IGNORE"]
+dims = st.integers(0, 3)
+
+
+@st.composite
+def _mixed_gather_nd_case(draw: st.DrawFn) -> tuple[Any, ...]:
+    rank = draw(st.integers(1, 5))
+    batch_dims = draw(st.integers(0, rank - 1))
+    depth = draw(st.integers(0, rank - batch_dims))
+    shape = tuple(draw(dims) for _ in range(rank))
+    grid = tuple(draw(dims) for _ in range(draw(st.integers(0, 5 - batch_dims))))
+    index_shape = shape[:batch_dims] + grid + (depth,)
+    return (
+        "gather_nd",
+        shape,
+        index_shape,
+        {"batch_dims": batch_dims},
+        [*shape[batch_dims : batch_dims + depth]],
+    )
+
+
+@st.composite
+def _mixed_gather_case(draw: st.DrawFn) -> tuple[Any, ...]:
+    rank = draw(st.integers(1, 5))
+    axis = draw(st.integers(0, rank - 1))
+    batch_dims = draw(st.integers(0, axis))
+    shape = tuple(draw(dims) for _ in range(rank))
+    grid = tuple(draw(dims) for _ in range(draw(st.integers(0, 3))))
+    index_rank = batch_dims + len(grid)
+    options: dict[str, int | None] = {
+        "batch_dims": draw(st.sampled_from([batch_dims, batch_dims - index_rank]))
+    }
+    # axis=None means batch_dims as given, so only a non-negative batch_dims names this axis.
+    given_batch_dims = options["batch_dims"]
+    defaults = [None] if axis == batch_dims and (given_batch_dims or 0) >= 0 else []
+    options["axis"] = draw(st.sampled_from([axis, axis - rank, *defaults]))
+    return "gather", shape, shape[:batch_dims] + grid, options, [shape[axis]]
+
+
+@st.composite
+def _mixed_gather_d_case(draw: st.DrawFn) -> tuple[Any, ...]:
+    rank = draw(st.integers(1, 4))
+    dim = draw(st.integers(0, rank - 1))
+    shape = tuple(draw(dims) for _ in range(rank))
+    index_shape = tuple(
+        draw(st.integers(0, 4)) if d == dim else draw(st.integers(0, s))
+        for d, s in enumerate(shape)
+    )
+    return (
+        "gather_d",
+        shape,
+        index_shape,
+        {"dim": draw(st.sampled_from([dim, dim - rank]))},
+        [shape[dim]],
+    )
+
+
+@st.composite
+def _mixed_take_along_axis_case(draw: st.DrawFn) -> tuple[Any, ...]:
+    rank = draw(st.integers(1, 4))
+    axis = draw(st.integers(0, rank - 1))
+    shape, index_shape = [], []
+    for d in range(rank):
+        size = draw(dims)
+        if d == axis:
+            shape.append(size)
+            index_shape.append(draw(st.integers(0, 4)))
+        else:  # equal sizes, or either side broadcast from 1
+            kind = draw(st.sampled_from(["same", "x1", "i1"]))
+            shape.append(1 if kind == "x1" else size)
+            index_shape.append(1 if kind == "i1" else size)
+    return (
+        "take_along_axis",
+        tuple(shape),
+        tuple(index_shape),
+        {"axis": draw(st.sampled_from([axis, axis - rank]))},
+        [shape[axis]],
+    )
+
+
+@st.composite
+def mixed_calls(
+    draw: st.DrawFn, dtypes: tuple[str, ...], index_dtypes: tuple[str, ...]
+) -> tuple[str, np.ndarray, np.ndarray, dict[str, Any], str]:
+    op, shape, index_shape, options, sizes = draw(
+        st.one_of(
+            _mixed_gather_nd_case(),
+            _mixed_gather_case(),
+            _mixed_gather_d_case(),
+            _mixed_take_along_axis_case(),
+        )
+    )
+    policy = draw(st.sampled_from(MIXED_POLICIES))
+    index_dtype = draw(
+        st.sampled_from(
+            [d for d in ("int8", "int16", "int32", "int64", "uint8", "uint32") if d in index_dtypes]
+        )
+    )
+    data_dtype = draw(
+        st.sampled_from([d for d in ("float32", "int16", "bool", "complex64") if d in dtypes])
+    )
+    size = int(np.prod(shape))
+    data = (np.arange(size) * 7 % 11).reshape(shape).astype(data_dtype)
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    indices = rng.integers(-5, 6, size=index_shape)
+    # Mostly valid values; component j of a gather_nd vector ranges over its own axis.
+    limits = (
+        np.maximum(np.array(sizes, dtype=np.int64), 1) if op == "gather_nd" else max(sizes[0], 1)
+    )
+    valid = indices % limits
+    if policy == "unchecked":  # only valid indices have specified values
+        indices = valid
+    else:
+        indices = np.where(rng.random(index_shape) < 0.85, valid, indices)
+    if index_dtype.startswith("uint"):
+        indices = np.abs(indices)
+    return op, data, indices.astype(index_dtype), options, policy

@@ -23,24 +23,16 @@ def drawn(examples: int) -> settings:
 BATCHED = ("gather_nd", "gather")
 
 
-@pytest.mark.cell("shapes")
-@pytest.mark.parametrize("op", OPS)
-def test_valid_indices(backend, repro, op):
+# Every operation on drawn shapes ("shapes"); the batched ones again with batch_dims >= 1.
+VALID = [(op, "shapes") for op in OPS] + [(op, "batch_dims") for op in BATCHED]
+
+
+@pytest.mark.cell("{kind}")
+@pytest.mark.parametrize(("op", "kind"), VALID)
+def test_valid_indices(backend, repro, op, kind):
     @drawn(12)
-    @given(strategies.calls(op))
-    def check(call):
-        out, data = repro(call).run(backend)
-        check_result(backend, out, call.expected(), data)
-
-    check()
-
-
-@pytest.mark.cell("batch_dims")
-@pytest.mark.parametrize("op", BATCHED)
-def test_valid_indices_batched(backend, repro, op):
-    @drawn(12)
-    @given(strategies.calls(op, batch=True))
-    def check(call):
+    @given(strategies.calls(op, batch=kind == "batch_dims"))
+    def check(call: Call) -> None:
         out, data = repro(call).run(backend)
         check_result(backend, out, call.expected(), data)
 
