@@ -30,7 +30,7 @@ def _run_property(backend):
     @given(st.data())
     def run(data_strategy):
         op, data, indices, options, policy = data_strategy.draw(
-            mixed_calls(backend.dtypes, backend.index_dtypes)
+            mixed_calls(backend.dtypes, backend.dtypes)
         )
         kwargs = dict(options, bad_indices=policy)
         try:
