@@ -22,6 +22,7 @@ from jax.experimental import checkify  # noqa: E402
 
 import portagather as pg  # noqa: E402
 from helpers import run_portagather, run_reference  # noqa: E402
+from portagather.conformance.cases import scatter_add  # noqa: E402
 from portagather.conformance.reference import (  # noqa: E402
     ref_gather,
     ref_gather_nd,
@@ -96,13 +97,8 @@ def read_positions(case: Case, indices, policy: str):
 
 def scatter_add_reference(case: Case, indices, policy: str, cotangent):
     """TensorFlow's gradient: the cotangent added into zeros at the positions read."""
-    positions = jnp.asarray(read_positions(case, indices, policy).reshape(-1))
-    kept = positions >= 0
-    flat = jnp.zeros(int(np.prod(case.shape)), dtype=cotangent.dtype)
-    flat = flat.at[jnp.where(kept, positions, 0)].add(
-        jnp.where(kept, jnp.reshape(cotangent, (-1,)), 0)
-    )
-    return flat.reshape(case.shape)
+    positions = read_positions(case, indices, policy)
+    return jnp.asarray(scatter_add(positions, np.asarray(cotangent), case.shape))
 
 
 def indices_for(case: Case, policy: str):

@@ -20,6 +20,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from helpers import run_portagather, run_reference  # noqa: E402
+from portagather.conformance.cases import scatter_add  # noqa: E402
 
 # (name, op, params shape, kwargs, valid indices with duplicates, indices with bad ones)
 CASES = [
@@ -68,11 +69,7 @@ def scatter_add_reference(case, indices, policy, cotangent):
     """The cotangent added into zeros at the flat positions the loop reference reads."""
     shape = case[1]
     positions = ref(case, np.arange(np.prod(shape)).reshape(shape), indices, policy, -1)
-    positions = torch.as_tensor(positions.reshape(-1))
-    kept = positions >= 0
-    grad = torch.zeros(int(np.prod(shape)), dtype=cotangent.dtype)
-    grad.index_add_(0, positions[kept], cotangent.reshape(-1)[kept])
-    return grad.reshape(shape)
+    return torch.as_tensor(scatter_add(positions, cotangent.numpy(), shape))
 
 
 # ---------------------------------------------------------------------------------- autograd

@@ -196,8 +196,42 @@ def source_positions(call: Call) -> npt.NDArray[np.int64]:
 
 
 def expected_gradient(call: Call, cotangent: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    positions = source_positions(call)
-    grad = np.zeros(call.data.size, dtype=cotangent.dtype)
+    """TensorFlow's gradient with respect to the data: the cotangent added into zeros at the
+    positions the reference reads (duplicates summed, nothing for filled elements)."""
+    return scatter_add(source_positions(call), np.asarray(cotangent), call.data.shape)
+
+
+def scatter_add(
+    positions: npt.NDArray[np.int64], cotangent: npt.NDArray[Any], shape: tuple[int, ...]
+) -> npt.NDArray[Any]:
+    """`cotangent` added into zeros of `shape` at flat `positions` (-1: nothing)."""
+    grad = np.zeros(int(np.prod(shape)), dtype=cotangent.dtype)
     read = positions >= 0
     np.add.at(grad, positions[read], cotangent[read])
-    return grad.reshape(call.data.shape)
+    return grad.reshape(shape)
+
+
+def check_unchecked(backend: Backend, call: Call) -> None:
+    """Valid indices read what the reference reads; bad ones read some element of params."""
+    out, data = call.run(backend)
+    valid = call.__class__(call.op, call.data, call.indices, {**call.kwargs})
+    valid.kwargs["bad_indices"] = "ignore"
+    expected = valid.expected()
+    assert tuple(out.shape) == expected.shape and out.dtype == data.dtype
+    values = backend.to_numpy(out)
+    kept = expected != -7
+    assert np.array_equal(values[kept], expected[kept])
+    assert np.isin(values, call.data).all(), "unchecked read a value that is not in params"
+
+
+# One call per operation with negative, past-the-end and valid indices (the contract's
+# policy tests and the transformation tests share them).
+_M232 = np.arange(1, 13, dtype=np.int32).reshape(2, 3, 2)
+BAD = {
+    "gather_nd": Call("gather_nd", _M232, np.array([[[0], [2]], [[-1], [1]]]), {"batch_dims": 1}),
+    "gather": Call(
+        "gather", _M232, np.array([[2, -1, 0], [1, 3, -4]]), {"axis": 1, "batch_dims": 1}
+    ),
+    "gather_d": Call("gather_d", _M232, np.array([[[1, -1]], [[-3, 2]]]), {"dim": 1}),
+    "take_along_axis": Call("take_along_axis", _M232, np.array([[[0], [3], [-3]]]), {"axis": 1}),
+}

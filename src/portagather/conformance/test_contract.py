@@ -11,7 +11,17 @@ import pytest
 import portagather as pg
 
 from .backends import Backend
-from .cases import ALIASES, OPS, POLICIES, Call, check_call, check_result, raises_lazily
+from .cases import (
+    ALIASES,
+    BAD,
+    OPS,
+    POLICIES,
+    Call,
+    check_call,
+    check_result,
+    check_unchecked,
+    raises_lazily,
+)
 
 M23 = np.arange(1, 7, dtype=np.int32).reshape(2, 3)
 M232 = np.arange(1, 13, dtype=np.int32).reshape(2, 3, 2)
@@ -258,20 +268,8 @@ def test_two_namespaces(backend, op):
 
 
 # One call per operation with negative, past-the-end and valid indices.
-BAD = {
-    "gather_nd": Call("gather_nd", M232, np.array([[[0], [2]], [[-1], [1]]]), {"batch_dims": 1}),
-    "gather": Call(
-        "gather", M232, np.array([[2, -1, 0], [1, 3, -4]]), {"axis": 1, "batch_dims": 1}
-    ),
-    "gather_d": Call("gather_d", M232, np.array([[[1, -1]], [[-3, 2]]]), {"dim": 1}),
-    "take_along_axis": Call("take_along_axis", M232, np.array([[[0], [3], [-3]]]), {"axis": 1}),
-}
-
-
 def _check_policy(backend: Backend, call: Call) -> None:
     if call.kwargs["bad_indices"] == "unchecked":
-        from .test_properties import check_unchecked
-
         call.kwargs["fill_value"] = -7
         return check_unchecked(backend, call)
     check_call(backend, call)

@@ -1,12 +1,10 @@
 """Calls drawn by hypothesis, checked against the plain-loop reference."""
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from . import strategies
-from .backends import Backend
-from .cases import OPS, POLICIES, Call, check_call, check_result
+from .cases import OPS, POLICIES, Call, check_call, check_result, check_unchecked
 
 
 # derandomize: the same cases on every run, so CI is reproducible.
@@ -54,16 +52,3 @@ def test_bad_indices(backend, repro, op, policy):
         check_call(backend, call)
 
     check()
-
-
-def check_unchecked(backend: Backend, call: Call) -> None:
-    """Valid indices read what the reference reads; bad ones read some element of params."""
-    out, data = call.run(backend)
-    valid = call.__class__(call.op, call.data, call.indices, {**call.kwargs})
-    valid.kwargs["bad_indices"] = "ignore"
-    expected = valid.expected()
-    assert tuple(out.shape) == expected.shape and out.dtype == data.dtype
-    values = backend.to_numpy(out)
-    kept = expected != -7
-    assert np.array_equal(values[kept], expected[kept])
-    assert np.isin(values, call.data).all(), "unchecked read a value that is not in params"

@@ -10,9 +10,7 @@ import pytest
 
 import portagather as pg
 
-from .cases import OPS, Call, expected_gradient
-from .test_contract import BAD
-from .test_properties import check_unchecked
+from .cases import BAD, OPS, Call, check_unchecked, expected_gradient
 
 TRACED = ("ignore", "clip", "wrap", "unchecked", "")
 
