@@ -58,7 +58,8 @@ def measure(cands, budget, min_rounds=5, max_rounds=41, expected=None):
             if k == 0 and expected is not None:
                 got = _to_numpy(out)
                 if got.shape != expected.shape or not np.array_equal(got, expected):
-                    raise AssertionError(f"{c.name} gives a different result")
+                    msg = f"{c.name} gives a different result"
+                    raise AssertionError(msg)
             del out
     inner = getattr(cands[0], "inner", 1)
     times = {c.name: [] for c in cands}

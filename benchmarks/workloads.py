@@ -62,7 +62,7 @@ class Candidate:
     policy: str | None = None  # for portagather candidates
 
 
-def pg_call(xp, w: Workload, policy, p, i):
+def pg_call(_xp, w: Workload, policy, p, i):
     if w.op == "gather_nd":
         return pg.gather_nd(p, i, bad_indices=policy, **w.kwargs)
     if w.op == "gather":
@@ -430,11 +430,11 @@ def _natives_dask(w: Workload):
     """Dask: ``vindex`` with NumPy index arrays (it checks bounds before building the graph)."""
     pnp, inp = w.params, w.indices
     if w.key in ("W1", "W6"):
-        return [("p.vindex[i0, i1]", CHECKED, lambda p, i: p.vindex[inp[:, 0], inp[:, 1]])]
+        return [("p.vindex[i0, i1]", CHECKED, lambda p, _i: p.vindex[inp[:, 0], inp[:, 1]])]
     if w.key == "W2":
         return [
             ("p[i[:,0]] (dask int index)", CHECKED, lambda p, i: p[i[:, 0]]),
-            ("p.vindex[i[:,0]]", CHECKED, lambda p, i: p.vindex[inp[:, 0]]),
+            ("p.vindex[i[:,0]]", CHECKED, lambda p, _i: p.vindex[inp[:, 0]]),
         ]
     if w.key == "W3":
         rows = np.arange(pnp.shape[0])[:, None]
@@ -442,12 +442,12 @@ def _natives_dask(w: Workload):
             (
                 "p.vindex[arange[:,None], i[...,0]]",
                 CHECKED,
-                lambda p, i: p.vindex[rows, inp[..., 0]],
+                lambda p, _i: p.vindex[rows, inp[..., 0]],
             )
         ]
     if w.key in ("W4", "W5"):
         rows = np.arange(inp.shape[0])[:, None]
-        return [("p.vindex[arange[:,None], i]", CHECKED, lambda p, i: p.vindex[rows, inp])]
+        return [("p.vindex[arange[:,None], i]", CHECKED, lambda p, _i: p.vindex[rows, inp])]
     raise KeyError(w.key)
 
 
@@ -480,7 +480,7 @@ def candidates(backend: str, w: Workload, policies=("error", "unchecked")) -> li
         import dask.array as da
 
         p = da.from_array(w.params, chunks=_chunks(w.params.shape, 4))
-        i = da.from_array(w.indices, chunks=_chunks(w.indices.shape, 4, keep_last=True))
+        i = da.from_array(w.indices, chunks=_chunks(w.indices.shape, 4))
         out = [
             Candidate(f"portagather[{pol}]", PG, _bind_compute(pg_call, np, w, pol, p, i), pol)
             for pol in policies
@@ -495,7 +495,7 @@ def candidates(backend: str, w: Workload, policies=("error", "unchecked")) -> li
     raise ValueError(backend)
 
 
-def _chunks(shape, parts, keep_last=False):
+def _chunks(shape, parts):
     """Split the first axis into `parts` chunks (the last axis whole for index vectors)."""
     first = max(1, math.ceil(shape[0] / parts))
     return (first, *shape[1:]) if shape else ()

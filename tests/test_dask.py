@@ -76,7 +76,7 @@ class CountComputes(Callback):
         super().__init__()
         self.started = 0
 
-    def _start(self, dsk):
+    def _start(self, _dsk):
         self.started += 1
 
 
@@ -205,7 +205,7 @@ def test_no_task_output_larger_than_params_chunk_times_index_chunk(large, policy
     bound = int(np.prod(chunks)) * params.itemsize * vectors_per_chunk
     sizes = {}
 
-    def posttask(key, result, dsk, state, worker_id):
+    def posttask(key, result, _dsk, _state, _worker_id):
         sizes[key] = getattr(result, "nbytes", 0)
 
     with Callback(posttask=posttask):

@@ -325,7 +325,8 @@ def test_every_symbol_renders(crawl, site):
     assert "✓" in _page(crawl, site, "performance.html")["text"]
 
 
-def test_screenshots(crawl, site, browser, tmp_path):
+@pytest.mark.usefixtures("crawl")
+def test_screenshots(site, browser, tmp_path):
     folder = Path(os.environ.get("PORTAGATHER_DOCS_SCREENSHOTS") or tmp_path)
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     for name in ("index", "support-matrix"):

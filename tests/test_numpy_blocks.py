@@ -24,7 +24,8 @@ def tiny_blocks(monkeypatch):
 
 @pytest.mark.parametrize("policy", [p for p in POLICIES if p != "unchecked"])
 @pytest.mark.parametrize("op", OPS)
-def test_blocks_give_the_reference_answers(tiny_blocks, op, policy):
+@pytest.mark.usefixtures("tiny_blocks")
+def test_blocks_give_the_reference_answers(op, policy):
     backend = load_backend("numpy")
 
     @settings(max_examples=25, derandomize=True, database=None, deadline=None,
@@ -37,7 +38,8 @@ def test_blocks_give_the_reference_answers(tiny_blocks, op, policy):
     check()
 
 
-def test_error_in_a_later_block_names_its_whole_position(tiny_blocks):
+@pytest.mark.usefixtures("tiny_blocks")
+def test_error_in_a_later_block_names_its_whole_position():
     params = np.arange(12).reshape(3, 4)
     indices = np.zeros((6, 2), dtype=np.int64)
     indices[4] = [3, 0]

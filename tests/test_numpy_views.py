@@ -28,7 +28,7 @@ CALLS = [
     ("gather", lambda s: np.array([2, 0, s[1]]), {"axis": 1}),
     ("gather", lambda s: np.array([[1, 0]] * s[0]), {"axis": 2, "batch_dims": 1}),
     ("gather_d", lambda s: np.array([[[1], [-1]]] * s[0]), {"dim": 2}),
-    ("take_along_axis", lambda s: np.array([[[0, -1, 9]]]), {"axis": 2}),
+    ("take_along_axis", lambda _: np.array([[[0, -1, 9]]]), {"axis": 2}),
 ]
 
 

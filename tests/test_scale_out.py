@@ -69,12 +69,14 @@ def cluster_client():
         yield client
 
 
-def test_four_operations_on_a_cluster(cluster_client, data):
+@pytest.mark.usefixtures("cluster_client")
+def test_four_operations_on_a_cluster(data):
     for name, lazy, wanted in _calls(*data):
         np.testing.assert_array_equal(lazy.compute(), wanted, err_msg=name, strict=True)
 
 
-def test_error_policy_raises_on_the_cluster(cluster_client, data):
+@pytest.mark.usefixtures("cluster_client")
+def test_error_policy_raises_on_the_cluster(data):
     params, points, _, _ = data
     points = points.copy()
     points[VECTORS - 3] = [SHAPE[0], 0]

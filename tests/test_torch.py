@@ -141,7 +141,8 @@ def _compile_params():
 
 
 @pytest.mark.parametrize(("case", "policy"), list(_compile_params()))
-def test_compile_fullgraph_non_error_policies(dynamo, case, policy):
+@pytest.mark.usefixtures("dynamo")
+def test_compile_fullgraph_non_error_policies(case, policy):
     """No graph break for ignore/clip/wrap/unchecked: fullgraph=True raises on any."""
     indices_np = indices_for(case, policy)
     f = torch.compile(
@@ -157,7 +158,8 @@ def test_compile_fullgraph_non_error_policies(dynamo, case, policy):
     torch.testing.assert_close(params.grad, expected, rtol=0, atol=0)
 
 
-def test_compile_inductor_one_case(dynamo):
+@pytest.mark.usefixtures("dynamo")
+def test_compile_inductor_one_case():
     case = CASES[1]
     f = torch.compile(lambda p, i: call(case, p, i, "ignore"), fullgraph=True)
     out = f(params_for(case, torch.float32), torch.as_tensor(np.asarray(case[4])))

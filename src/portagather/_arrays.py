@@ -75,10 +75,13 @@ def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple
         data_ns = aac.array_namespace(data)
         index_ns = aac.array_namespace(indices)
         if data_ns is not index_ns:
-            raise TypeError(
+            msg_0 = (
                 f"{data_name} and {index_name} must be arrays of one namespace; got a "
                 f"{_namespace_name(data)} array for {data_name} and a "
                 f"{_namespace_name(indices)} array for {index_name}"
+            )
+            raise TypeError(
+                msg_0
             )
         return data_ns, data, indices
     if not data_is_array and not index_is_array:

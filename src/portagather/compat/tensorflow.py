@@ -29,9 +29,12 @@ _TF_POLICIES = ("", "DEFAULT", "ERROR", "IGNORE")
 
 def _policy(bad_indices_policy: str) -> Any:
     if bad_indices_policy not in _TF_POLICIES:
-        raise ValueError(
+        msg = (
             f"bad_indices_policy must be one of {', '.join(map(repr, _TF_POLICIES))}; "
             f"got {bad_indices_policy!r}"
+        )
+        raise ValueError(
+            msg
         )
     return bad_indices_policy
 
@@ -40,7 +43,7 @@ def gather_nd(
     params: Any,
     indices: Any,
     batch_dims: int = 0,
-    name: str | None = None,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
     bad_indices_policy: str = "",
 ) -> Any:
     """``tf.gather_nd``: gather slices of `params` addressed by the index vectors in `indices`.
@@ -84,10 +87,10 @@ def gather_nd(
 def gather(
     params: Any,
     indices: Any,
-    validate_indices: object = None,
+    validate_indices: object = None,  # noqa: ARG001 (deprecated in TensorFlow, ignored)
     axis: int | None = None,
     batch_dims: int = 0,
-    name: str | None = None,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
 ) -> Any:
     """``tf.gather``: gather slices of `params` along `axis` at `indices`.
 

@@ -55,8 +55,9 @@ def gather(input: Any, dim: int, index: Any) -> Any:
         if engine_for(xp).index_access(index) == "now":
             if bool(xp.any(negative)):
                 value = int(xp.min(index))
+                msg = f"index {value} is out of bounds for dimension {dim} with size {n}"
                 raise IndexError(
-                    f"index {value} is out of bounds for dimension {dim} with size {n}"
+                    msg
                 )
         else:
             index = xp.where(negative, index - n, index)

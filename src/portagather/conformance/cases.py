@@ -134,9 +134,12 @@ def raises_lazily(
     """Assert that `call` raises `error`, at call time or (Dask) when computed."""
     import pytest
 
-    with pytest.raises(error, match=match) as info:
+    def run_and_compute() -> None:
         out, _ = call.run(backend)
         backend.to_numpy(out)
+
+    with pytest.raises(error, match=match) as info:
+        run_and_compute()
     return info
 
 

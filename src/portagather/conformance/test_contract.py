@@ -183,11 +183,12 @@ ERRORS = [
 
 @pytest.mark.cell("errors")
 @pytest.mark.parametrize(
-    "op,call,error,match",
+    ("op", "call", "error", "match"),
     [e[1:] for e in [(e[0], e[1].op, *e[1:]) for e in ERRORS]],
     ids=[e[0] for e in ERRORS],
 )
 def test_error(backend, repro, op, call, error, match):
+    del op  # names the matrix row only
     info = raises_lazily(backend, error, repro(call), match)
     if error is IndexError:  # names the shape it does not fit
         assert "shape (2, 3)" in str(info.value)
@@ -216,7 +217,9 @@ FILL_ERRORS = [
 @pytest.mark.cell("errors")
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize(
-    "dtype,fill_value,error,match", [f[1:] for f in FILL_ERRORS], ids=[f[0] for f in FILL_ERRORS]
+    ("dtype", "fill_value", "error", "match"),
+    [f[1:] for f in FILL_ERRORS],
+    ids=[f[0] for f in FILL_ERRORS],
 )
 def test_fill_value_rules(backend, repro, op, dtype, fill_value, error, match):
     base = BAD[op]
@@ -235,7 +238,7 @@ FILL_ACCEPTED = [
 
 
 @pytest.mark.cell("policy:ignore")
-@pytest.mark.parametrize("dtype,fill_value,filled", FILL_ACCEPTED)
+@pytest.mark.parametrize(("dtype", "fill_value", "filled"), FILL_ACCEPTED)
 def test_fill_value_accepted(backend, repro, dtype, fill_value, filled):
     index = np.array([[0, 5], [-4, 1]])  # 5 and -4 are bad for an axis of 3
     kwargs = {"dim": 1, "bad_indices": "ignore", "fill_value": fill_value}
@@ -316,7 +319,7 @@ ZERO_SIZE = [
 @pytest.mark.cell("zero-size")
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize(
-    "op,call", [(c.op, c) for _, c in ZERO_SIZE], ids=[i for i, _ in ZERO_SIZE]
+    ("op", "call"), [(c.op, c) for _, c in ZERO_SIZE], ids=[i for i, _ in ZERO_SIZE]
 )
 def test_zero_size(backend, repro, op, call, policy):
     call = repro(Call(op, call.data, call.indices, {**call.kwargs, "bad_indices": policy}))
@@ -376,7 +379,8 @@ def test_index_lists_and_inputs_unchanged(backend, repro, op):
 @pytest.mark.cell("inputs")
 @pytest.mark.only("numpy")
 @pytest.mark.parametrize("op", OPS)
-def test_all_lists(backend, repro, op):
+@pytest.mark.usefixtures("backend")
+def test_all_lists(repro, op):
     base = BAD[op]
     call = repro(Call(op, base.data, base.indices, {**base.kwargs, "bad_indices": "clip"}))
     args, kwargs = call.args(base.data.tolist(), base.indices.tolist())

@@ -10,7 +10,9 @@ EXAMPLES = load_examples()
 
 @pytest.mark.cell("documented examples")
 @pytest.mark.parametrize(
-    "op,case", [(c["op"], c) for c in EXAMPLES], ids=[f"{c['file']}-{c['id']}" for c in EXAMPLES]
+    ("op", "case"),
+    [(c["op"], c) for c in EXAMPLES],
+    ids=[f"{c['file']}-{c['id']}" for c in EXAMPLES],
 )
 def test_documented_example(backend, repro, op, case):
     data, expected = example_arrays(case, backend.strings)

@@ -121,7 +121,8 @@ def test_grad(backend, repro, op, policy):
 @pytest.mark.only("torch")
 @pytest.mark.parametrize("policy", ["error", "ignore", "clip", "wrap"])
 @pytest.mark.parametrize("op", OPS)
-def test_autograd(backend, repro, op, policy):
+@pytest.mark.usefixtures("backend")
+def test_autograd(repro, op, policy):
     import torch
 
     call, cotangent = _gradient_case(op, policy)
@@ -132,8 +133,9 @@ def test_autograd(backend, repro, op, policy):
     assert np.array_equal(data.grad.numpy(), expected_gradient(call, cotangent))
 
 
-def _refuse_to_compute(*args: object, **kwargs: object) -> NoReturn:
-    raise AssertionError("the call computed something")
+def _refuse_to_compute(*_args: object, **_kwargs: object) -> NoReturn:
+    msg = "the call computed something"
+    raise AssertionError(msg)
 
 
 @pytest.mark.cell("lazy")
@@ -159,7 +161,8 @@ def test_lazy(backend, repro, op, policy):
 @pytest.mark.cell("lazy")
 @pytest.mark.only("dask")
 @pytest.mark.parametrize("op", ["gather"])
-def test_lazy_chunks_follow_indices(backend, repro, op):
+@pytest.mark.usefixtures("backend")
+def test_lazy_chunks_follow_indices(repro, op):
     import dask.array as da
 
     call = repro(Call(op, np.arange(40, dtype=np.int32).reshape(10, 4), np.arange(9) % 10))
