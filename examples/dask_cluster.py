@@ -35,18 +35,20 @@ def main(argv=None) -> None:
     try:
         params = da.random.default_rng(0).random((args.size, args.size), chunks=args.chunk)
         params = params.astype(np.float32)
-        rng = np.random.default_rng(1)
-        points = rng.integers(0, args.size, (args.vectors, 2))
-        indices = da.from_array(points, chunks=(-(-args.vectors // 8), 2))
+        # The index vectors are made on the workers too: nothing large travels in the graph.
+        indices = da.random.default_rng(1).integers(
+            0, args.size, (args.vectors, 2), chunks=(-(-args.vectors // 8), 2)
+        )
 
         out = pg.gather_nd(params, indices)  # lazy: nothing runs yet
         start = time.perf_counter()
         values = out.compute()
         seconds = time.perf_counter() - start
 
-        # Check a sample against the same points read one by one.
-        sample = rng.choice(args.vectors, 100, replace=False)
-        direct = params.vindex[points[sample, 0], points[sample, 1]].compute()
+        # Check a sample against Dask's own vindex with the same points as NumPy indexers.
+        sample = np.random.default_rng(2).choice(args.vectors, 100, replace=False)
+        points = indices[sample].compute()
+        direct = params.vindex[points[:, 0], points[:, 1]].compute()
         assert np.array_equal(values[sample], direct)
         print(
             f"gathered {args.vectors} points from params {params.shape} in {params.numblocks} "
