@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.metadata
 import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,6 +45,11 @@ def install_hint(name: str) -> str:
     return f'pip install "portagather[{extra}]"' if extra else f"pip install {name}"
 
 
+def needs(name: str) -> str:
+    """What a known backend needs: ``pip install "portagather[jax]"``; NumPy comes along."""
+    return install_hint(name) if KNOWN[name][1] else "installed with portagather"
+
+
 def is_installed(name: str) -> bool:
     module = KNOWN.get(name, (name, None))[0].split(":")[0]
     try:
@@ -65,6 +71,18 @@ def unknown_backend_message(name: str) -> str:
         f"unknown backend {name!r}{guess}: it is not a known backend and no module of that "
         f"name can be imported. Known backends: {', '.join(KNOWN)}; or {ANY_MODULE}"
     )
+
+
+def library_version(name: str) -> str | None:
+    """The version of the array library behind backend `name`, if it says: JAX's for ``jax``
+    (whose module is ``jax.numpy``), NumPy's for a loaded ``array_api_compat.numpy``."""
+    library = _LOADED[name].name if name in _LOADED else name
+    top = KNOWN.get(library, (library, None))[0].split(":")[0].split(".")[0]
+    try:
+        version = getattr(importlib.import_module(top), "__version__", None)
+        return str(version) if version is not None else importlib.metadata.version(top)
+    except (ImportError, importlib.metadata.PackageNotFoundError):
+        return None
 
 
 def installed_backends() -> tuple[list[str], list[str]]:
