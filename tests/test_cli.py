@@ -20,6 +20,7 @@ import portagather
 from portagather.conformance.backends import KNOWN
 
 SRC = Path(portagather.__file__).resolve().parents[1]  # the portagather these tests import
+PYPROJECT = SRC.parent / "pyproject.toml"
 
 # `python -c WITHOUT_JAX ARGS`: the portagather CLI in a process where JAX is not installed.
 WITHOUT_JAX = """
@@ -283,3 +284,33 @@ def test_leaves_nothing_in_the_current_directory(json_run):
     done, cwd = json_run
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in cwd.iterdir()) == []
+
+
+# --- 7. pytest --pyargs portagather.conformance --backend numpy -------------------------------
+
+
+def _install_entry_points(site: Path) -> None:
+    """The pytest11 entry points of pyproject.toml, as an installed distribution would have them."""
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads(PYPROJECT.read_text())["project"]
+    entry_points = project.get("entry-points", {}).get("pytest11", {})
+    info = site / "portagather_entry_points_test-0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: portagather-entry-points-test\n")
+    lines = ["[pytest11]", *(f"{name} = {value}" for name, value in entry_points.items())]
+    (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.skipif(not PYPROJECT.exists(), reason="needs the source tree's pyproject.toml")
+def test_pytest_pyargs_takes_backend(tmp_path):
+    site = tmp_path / "site"
+    _install_entry_points(site)
+    command = [sys.executable, "-m", "pytest", "--pyargs", "portagather.conformance"]
+    command += ["--backend", "numpy", "-k", "test_two_namespaces", "-p", "no:cacheprovider"]
+    env = _env(PYTHONPATH=os.pathsep.join([str(site), str(SRC)]))
+    done = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "4 passed" in done.stdout
+    assert "portagather conformance backends: numpy" in done.stdout
