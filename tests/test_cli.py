@@ -115,7 +115,7 @@ def test_plugin_selects_each_backend_once():
     from portagather.conformance.plugin import selected_backends
 
     class Config:
-        def getoption(self, name):
+        def getoption(self, _name):
             return ["numpy", "jax", "numpy"]
 
     assert selected_backends(Config()) == ["numpy", "jax"]
@@ -249,7 +249,7 @@ def test_progress_names_the_running_backend():
         def advance(self, backend):
             self.events.append(("advance", backend))
 
-        def finish(self, backend, summary):
+        def finish(self, backend, _summary):
             self.events.append(("finish", backend))
 
     class Item:
@@ -264,8 +264,8 @@ def test_progress_names_the_running_backend():
     assert [i.nodeid for i in items] == ["a[numpy]", "a[jax]", "b[jax]"]  # one backend at a time
     collector.pytest_collection_finish(type("Session", (), {"items": items})())
     for item in items:
-        collector.pytest_runtest_logstart(item.nodeid, ("", 0, ""))
-        collector.pytest_runtest_logfinish(item.nodeid, ("", 0, ""))
+        collector.pytest_runtest_logstart(item.nodeid)
+        collector.pytest_runtest_logfinish(item.nodeid)
     assert display.events == [
         ("start", "numpy", 1),
         ("advance", "numpy"),

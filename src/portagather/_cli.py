@@ -115,13 +115,13 @@ class Collector:
         if report.failed:
             self.collection_errors.append(f"{report.nodeid}: {report.longreprtext}")
 
-    def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
         backend = self.backend_of.get(nodeid)
         if self.display is not None and backend is not None and backend not in self.started:
             self.started.add(backend)
             self.display.start(backend, self.total[backend])
 
-    def pytest_runtest_logfinish(self, nodeid: str, location: object) -> None:
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
         backend = self.backend_of.get(nodeid)
         if self.display is None or backend is None:
             return

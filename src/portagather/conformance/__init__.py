@@ -19,7 +19,7 @@ def _names_the_suite(arg: str) -> bool:
     return module in (__name__, __name__.rpartition(".")[0]) or module.startswith(f"{__name__}.")
 
 
-def pytest_load_initial_conftests(early_config: Any, parser: Any, args: list[str]) -> None:
+def pytest_load_initial_conftests(early_config: Any) -> None:
     namespace = early_config.known_args_namespace
     if getattr(namespace, "pyargs", False) and any(map(_names_the_suite, namespace.file_or_dir)):
         early_config.pluginmanager.import_plugin(SUITE_PLUGIN)

@@ -191,9 +191,8 @@ def load_backend(name: str) -> Backend:
     try:
         obj = importlib.import_module(module_name)
     except ImportError as err:
-        raise ImportError(
-            f"backend {name!r} cannot be imported ({err}); {install_hint(name)}"
-        ) from err
+        msg = f"backend {name!r} cannot be imported ({err}); {install_hint(name)}"
+        raise ImportError(msg) from err
     if attribute:
         obj = getattr(obj, attribute)
     import array_api_compat

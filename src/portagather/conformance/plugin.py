@@ -48,7 +48,7 @@ def pytest_configure(config):
         raise pytest.UsageError(unknown_backend_message(unknown[0]))
 
 
-def requested_backends(config) -> list[str]:
+def requested_backends(config: pytest.Config) -> list[str]:
     """The backends asked for, by ``--backend`` or ``PORTAGATHER_BACKENDS``, each once."""
     names = list(config.getoption("--backend"))
     if not names and os.environ.get("PORTAGATHER_BACKENDS"):
@@ -56,7 +56,7 @@ def requested_backends(config) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def selected_backends(config) -> list[str]:
+def selected_backends(config: pytest.Config) -> list[str]:
     """The backends asked for, else every known one that is installed."""
     return requested_backends(config) or installed_backends()[0]
 
@@ -170,7 +170,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item, call):
+def pytest_runtest_makereport(item):
     report = yield
     repro = getattr(item, "funcargs", {}).get("repro")
     if report.failed and repro is not None and repro.text:
