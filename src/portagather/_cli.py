@@ -1,34 +1,136 @@
-"""``portagather check``: run the conformance suite on the installed backends, print a matrix."""
+"""``portagather check``: run the conformance suite on the installed backends, print a matrix.
+
+The suite runs in this process (``pytest.main``), one backend after another, from a scratch
+directory, so that the caller's directory gets no ``.hypothesis/`` or ``.pytest_cache/``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import platform
 import sys
-from collections import defaultdict
+import tempfile
+from collections import Counter, defaultdict
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from . import __version__
+from .conformance.backends import (
+    ANY_MODULE,
+    KNOWN,
+    install_hint,
+    installed_backends,
+    is_installed,
+    library_version,
+    load_backend,
+    needs,
+    unknown_backend_message,
+    unknown_backends,
+)
+
+if TYPE_CHECKING:
+    import pytest
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
+
+EXIT_PASSED = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2  # argparse's own code for a usage error
+EXIT_NOT_INSTALLED = 3
+EXIT_CODES = {
+    EXIT_PASSED: "every check passed (expected failures count as passed)",
+    EXIT_FAILED: "some checks failed",
+    EXIT_USAGE: "usage error, e.g. an unknown backend name",
+    EXIT_NOT_INSTALLED: "a requested backend is not installed (or pytest, hypothesis or rich)",
+}
 
 NEEDS = 'portagather check needs pytest, hypothesis and rich: pip install "portagather[check]"'
 
+DESCRIPTION = """\
+Run portagather's conformance suite on array libraries (backends) and print a matrix of
+operations and features against backends: how many checks pass, fail (FAIL) or are expected
+failures (xfail, the backend limitations listed in portagather/conformance/known_failures.txt)."""
 
-class _Collector:
-    """A pytest plugin that counts outcomes per (operation, feature, backend) and shows progress."""
+# Outcome names in the matrix, and in the words of a backend's one-line summary.
+OUTCOME_WORDS = {
+    "pass": "passed",
+    "xfail": "expected failures",
+    "skip": "skipped",
+    "fail": "FAILED",
+}
 
-    def __init__(self, progress=None):
-        self.progress, self.task = progress, None
-        self.counts = defaultdict(lambda: defaultdict(int))
-        self.failures = []
-        self.collection_errors = []
+HYPOTHESIS_STORAGE = "HYPOTHESIS_STORAGE_DIRECTORY"
 
-    def pytest_collection_finish(self, session):
-        if self.progress is not None:
-            self.task = self.progress.add_task("conformance", total=len(session.items))
 
-    def pytest_collectreport(self, report):
+class Display(Protocol):
+    """Where the progress of a run goes."""
+
+    def start(self, backend: str, total: int) -> None: ...
+
+    def advance(self, backend: str) -> None: ...
+
+    def finish(self, backend: str, summary: str) -> None: ...
+
+
+def _backend_of(item: Any) -> str | None:
+    """The backend a collected test runs on, if it is one of the suite's."""
+    callspec = getattr(item, "callspec", None)
+    name = callspec.params.get("backend_name") if callspec is not None else None
+    return name if isinstance(name, str) else None
+
+
+class Collector:
+    """A pytest plugin: runs the backends one after another, counts outcomes per (operation,
+    feature, backend), keeps failures and expected failures, and reports progress."""
+
+    def __init__(self, backends: list[str], display: Display | None = None) -> None:
+        self.backends = backends
+        self.display = display
+        self.counts: defaultdict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
+        self.failures: list[dict[str, str]] = []
+        self.expected_failures: list[dict[str, str]] = []
+        self.collection_errors: list[str] = []
+        self.backend_of: dict[str, str] = {}  # test id: backend
+        self.total: Counter[str] = Counter()  # backend: tests collected
+        self.done: Counter[str] = Counter()  # backend: tests finished
+        self.started: set[str] = set()  # backends whose progress has started
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """One backend after another, in the order asked for, so the progress can name it."""
+        order = {name: i for i, name in enumerate(self.backends)}
+        items.sort(key=lambda item: order.get(_backend_of(item) or "", -1))
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        for item in session.items:
+            backend = _backend_of(item)
+            if backend is not None:
+                self.backend_of[item.nodeid] = backend
+                self.total[backend] += 1
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.collection_errors.append(f"{report.nodeid}: {report.longreprtext}")
 
-    def pytest_runtest_logreport(self, report):
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        backend = self.backend_of.get(nodeid)
+        if self.display is not None and backend is not None and backend not in self.started:
+            self.started.add(backend)
+            self.display.start(backend, self.total[backend])
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        backend = self.backend_of.get(nodeid)
+        if self.display is None or backend is None:
+            return
+        self.done[backend] += 1
+        self.display.advance(backend)
+        if self.done[backend] == self.total[backend]:
+            self.display.finish(backend, self.summary(backend))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = dict(report.user_properties)
         if "op" not in props:
             return
@@ -40,24 +142,220 @@ class _Collector:
                 outcome = {"passed": "pass", "failed": "fail", "skipped": "skip"}[report.outcome]
         if outcome is None:
             return
-        key = (props["op"], props["feature"], props["backend"])
-        self.counts[key][outcome] += 1
+        backend = str(props["backend"])
+        self.counts[(str(props["op"]), str(props["feature"]), backend)][outcome] += 1
+        if outcome == "xfail":
+            self.expected_failures.append(
+                {"test": report.nodeid, "backend": backend, "reason": str(report.wasxfail)}
+            )
         if outcome == "fail":
             self.failures.append(
                 {
                     "test": report.nodeid,
-                    "backend": props["backend"],
-                    "error": report.longrepr.reprcrash.message
+                    "backend": backend,
+                    "error": report.longrepr.reprcrash.message  # type: ignore[union-attr]
                     if hasattr(report.longrepr, "reprcrash")
                     else str(report.longrepr),
-                    "reproducer": props.get("reproducer", ""),
+                    "reproducer": str(props.get("reproducer", "")),
                 }
             )
-        if self.progress is not None and self.task is not None:
-            self.progress.advance(self.task)
+
+    def summary(self, backend: str) -> str:
+        """``361 passed``, ``350 passed, 3 expected failures, 8 FAILED``."""
+        outcomes: Counter[str] = Counter()
+        for (_, _, name), counts in self.counts.items():
+            if name == backend:
+                outcomes.update(counts)
+        parts = [f"{outcomes[o]} {word}" for o, word in OUTCOME_WORDS.items() if outcomes[o]]
+        return ", ".join(parts) or "no checks"
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failures or self.collection_errors)
 
 
-def _cell(counts) -> str:
+class _Lines:
+    """Progress for a log or a pipe: a line as each backend starts and as it ends."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def start(self, backend: str, total: int) -> None:
+        _say(self.console, f"checking {backend}: {total} checks")
+
+    def advance(self, backend: str) -> None:
+        pass
+
+    def finish(self, backend: str, summary: str) -> None:
+        _say(self.console, f"{backend}: {summary}")
+
+
+class _Bars:
+    """Progress on a terminal: one bar per backend, named while it runs."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.tasks: dict[str, TaskID] = {}
+
+    def start(self, backend: str, total: int) -> None:
+        from rich.markup import escape
+
+        self.tasks[backend] = self.progress.add_task(f"checking {escape(backend)}", total=total)
+
+    def advance(self, backend: str) -> None:
+        self.progress.advance(self.tasks[backend])
+
+    def finish(self, backend: str, summary: str) -> None:
+        from rich.markup import escape
+
+        self.progress.update(self.tasks[backend], description=escape(f"{backend}: {summary}"))
+
+
+@contextlib.contextmanager
+def _progress(console: Console) -> Iterator[Display]:
+    """Bars on a terminal, else plain lines."""
+    if not console.is_terminal:
+        yield _Lines(console)
+        return
+    from rich.progress import Progress
+
+    with Progress(console=console, transient=True) as progress:
+        yield _Bars(progress)
+
+
+@contextlib.contextmanager
+def _away_from_caller() -> Iterator[None]:
+    """Run in a scratch directory, with hypothesis's storage there (unless the caller chose
+    one): the caller's directory gets no ``.hypothesis/``, ``.pytest_cache/`` nor any other
+    plugin's files (pytest-benchmark's ``.benchmarks/``)."""
+    caller = os.getcwd()
+    storage = os.environ.get(HYPOTHESIS_STORAGE)
+    with tempfile.TemporaryDirectory(prefix="portagather-check-") as scratch:
+        os.environ.setdefault(HYPOTHESIS_STORAGE, os.path.join(scratch, ".hypothesis"))
+        os.chdir(scratch)
+        try:
+            yield
+        finally:
+            os.chdir(caller)
+            if storage is None:
+                os.environ.pop(HYPOTHESIS_STORAGE, None)
+
+
+def _run(backends: list[str], collector: Collector) -> int:
+    """pytest's exit code for the suite on `backends`, with `collector` watching."""
+    import pytest
+
+    suite = Path(__file__).with_name("conformance")
+    args = [str(suite), "-c", str(suite / "pytest.ini"), "--rootdir", str(suite)]
+    args += ["-p", "no:terminal", "-p", "no:cacheprovider"]
+    for name in backends:
+        args += ["--backend", name]
+    with _away_from_caller():
+        return int(pytest.main(args, plugins=[collector]))
+
+
+def _epilog() -> str:
+    """The backends, what each needs, and the exit codes."""
+    width = max(map(len, KNOWN)) + 2
+    lines = ["backends (--backend NAME; by default every known one that is installed):"]
+    lines += [f"  {name:<{width}}{needs(name)}" for name in KNOWN]
+    lines += [f"  or {ANY_MODULE}", "", "exit codes:"]
+    lines += [f"  {code}  {meaning}" for code, meaning in EXIT_CODES.items()]
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="portagather",
+        description="portagather: TensorFlow's and MindSpore's gathers over the Python array "
+        "API standard.",
+        epilog="portagather check --help lists the backends and the exit codes.",
+    )
+    parser.add_argument("--version", action="version", version=f"portagather {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    check = commands.add_parser(
+        "check",
+        help="run the conformance suite and print a matrix",
+        description=DESCRIPTION,
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument(
+        "--backend",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="check this backend (repeatable); by default every known one that is installed",
+    )
+    check.add_argument(
+        "--json", action="store_true", help="print the results as JSON; progress goes to stderr"
+    )
+    check.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print each failing case with a reproducer, and each expected failure with its reason",
+    )
+    check.set_defaults(command_parser=check)
+    return parser
+
+
+def _has_check_tools() -> bool:
+    try:
+        import hypothesis  # noqa: F401
+        import pytest  # noqa: F401
+        import rich  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class NotInstalledError(Exception):
+    """A requested backend is not installed, or does not import."""
+
+
+def _choose_backends(options: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """The backends to check, each once, and the known ones that are not installed and were not
+    asked for. An unknown name is a usage error (exits 2); a missing one raises."""
+    requested = list(dict.fromkeys(options.backend))
+    unknown = unknown_backends(requested)
+    if unknown:
+        options.command_parser.error(unknown_backend_message(unknown[0]))
+    missing = [name for name in requested if not is_installed(name)]
+    if missing:
+        msg = "\n".join(f"backend {n!r} is not installed: {install_hint(n)}" for n in missing)
+        raise NotInstalledError(msg)
+    found, not_installed = installed_backends()
+    return (requested, []) if requested else (found, not_installed)
+
+
+def _load(options: argparse.Namespace, names: list[str], status: Console) -> None:
+    """Import each backend before the run. A module that is no array library is a usage error
+    (exits 2); a backend that does not import raises. A known backend that fails in another
+    way is left to the suite, which fails it loudly, with the traceback."""
+    for name in names:
+        with status.status(f"importing {name}"):
+            try:
+                load_backend(name)
+            except ImportError as err:
+                raise NotInstalledError(str(err)) from err
+            except Exception as err:  # a module that is no array library fails in many ways
+                if name not in KNOWN:
+                    options.command_parser.error(
+                        f"backend {name!r}: the module imports, but array-api-compat does not "
+                        f"know its arrays ({type(err).__name__}: {err})"
+                    )
+
+
+def versions(backends: list[str]) -> dict[str, Any]:
+    """portagather's, Python's and each backend's library version."""
+    return {
+        "portagather": __version__,
+        "python": platform.python_version(),
+        "backends": {name: library_version(name) for name in backends},
+    }
+
+
+def _cell(counts: Counter[str]) -> str:
     """``pass 12``, ``pass 10 xfail 2``, ``FAIL 1/12``; ``-`` where nothing applies."""
     total = sum(counts.values())
     if not total:
@@ -68,96 +366,129 @@ def _cell(counts) -> str:
     return " ".join(parts)
 
 
-def _run(backends, verbose_pytest, progress):
-    import pytest
-
-    suite = Path(__file__).with_name("conformance")
-    collector = _Collector(progress)
-    args = [str(suite), "-c", str(suite / "pytest.ini"), "--rootdir", str(suite)]
-    args += ["-p", "no:terminal"] if not verbose_pytest else ["-q"]
-    for name in backends:
-        args += ["--backend", name]
-    code = pytest.main(args, plugins=[collector])
-    return collector, code
+def _rows(collector: Collector) -> list[tuple[str, str]]:
+    return sorted({key[:2] for key in collector.counts})
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="portagather", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    check = commands.add_parser("check", help="run the conformance suite and print a matrix")
-    check.add_argument("--backend", action="append", default=[], help="backend (repeatable)")
-    check.add_argument("--json", action="store_true", help="print the results as JSON")
-    check.add_argument("--verbose", action="store_true", help="print each failure's reproducer")
-    options = parser.parse_args(argv)
+def _report(
+    collector: Collector, backends: list[str], not_installed: list[str], failed: bool
+) -> dict[str, Any]:
+    """The results as ``--json`` prints them."""
+    return {
+        "versions": versions(backends),
+        "backends": backends,
+        "not_installed": {name: install_hint(name) for name in not_installed},
+        "rows": [
+            {"op": op, "feature": feature,
+             "cells": {b: dict(collector.counts[(op, feature, b)]) for b in backends}}
+            for op, feature in _rows(collector)
+        ],
+        "failures": collector.failures,
+        "expected_failures": collector.expected_failures,
+        "collection_errors": collector.collection_errors,
+        "ok": not failed,
+    }  # fmt: skip
 
-    try:
-        import hypothesis  # noqa: F401
-        import pytest  # noqa: F401
-        import rich  # noqa: F401
-    except ImportError:
-        print(NEEDS, file=sys.stderr)
-        return 2
-    from rich.console import Console
-    from rich.progress import Progress
+
+def print_matrix(console: Console, collector: Collector, backends: list[str]) -> None:
+    from rich.markup import escape
     from rich.table import Table
-
-    from .conformance.backends import install_hint, installed_backends
-
-    found, missing = installed_backends()
-    backends = options.backend or found
-    console = Console(stderr=options.json)
-    if not console.is_terminal:
-        console.width = max(console.width, 40 + 16 * len(backends))
-    if options.json:
-        collector, code = _run(backends, False, None)
-    else:
-        with Progress(console=console, transient=True) as progress:
-            collector, code = _run(backends, False, progress)
-
-    rows = sorted({key[:2] for key in collector.counts})
-    failed = any(c.get("fail") for c in collector.counts.values())
-    failed = failed or bool(collector.collection_errors) or code not in (0, 1)
-    not_found = {n: install_hint(n) for n in missing if n not in backends}
-    if options.json:
-        result = {
-            "backends": backends,
-            "not_installed": not_found,
-            "rows": [
-                {"op": op, "feature": feature,
-                 "cells": {b: dict(collector.counts[(op, feature, b)]) for b in backends}}
-                for op, feature in rows
-            ],
-            "failures": collector.failures,
-            "collection_errors": collector.collection_errors,
-            "ok": not failed,
-        }  # fmt: skip
-        print(json.dumps(result, indent=2))
-        return 1 if failed else 0
+    from rich.text import Text
 
     table = Table(title="portagather conformance")
     table.add_column("operation")
     table.add_column("feature")
     for name in backends:
-        table.add_column(name)
-    for op, feature in rows:
+        table.add_column(escape(name))
+    for op, feature in _rows(collector):
         cells = []
         for name in backends:
-            counts = collector.counts.get((op, feature, name), {})
-            text = _cell(counts)
-            cells.append(f"[red]{text}[/red]" if counts.get("fail") else text)
-        table.add_row(op, feature, *cells)
+            counts = collector.counts.get((op, feature, name), Counter())
+            cells.append(Text(_cell(counts), style="red" if counts.get("fail") else ""))
+        table.add_row(Text(op), Text(feature), *cells)
     console.print(table)
+
+
+def _say(console: Console, text: str, style: str = "") -> None:
+    """Print `text` as it is: no markup (``[jax]`` stays), no highlighting, no wrapping."""
+    console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
+
+
+def print_details(console: Console, collector: Collector, verbose: bool) -> None:
+    """Collection errors; with `verbose` each failure with its reproducer and each expected
+    failure with its reason, else a line that says how to see them."""
     for error in collector.collection_errors:
-        console.print(f"collection error: {error}", style="red", markup=False)
-    if options.verbose:
+        _say(console, f"collection error: {error}", style="red")
+    if verbose:
         for failure in collector.failures:
-            console.print(f"\nFAIL {failure['test']}", style="red", markup=False)
-            console.print(failure["error"], markup=False, highlight=False, soft_wrap=True)
+            _say(console, f"\nFAIL {failure['test']}", style="red")
+            _say(console, failure["error"])
             if failure["reproducer"]:
-                console.print(failure["reproducer"], markup=False, highlight=False, soft_wrap=True)
-    elif collector.failures:
-        console.print("run with --verbose to print each failing case with a reproducer")
-    for name, hint in not_found.items():
-        console.print(f"backend {name} not installed, not checked: {hint}")
+                _say(console, failure["reproducer"])
+        if collector.expected_failures:
+            _say(console, "\nexpected failures (known_failures.txt):")
+        for expected in collector.expected_failures:
+            _say(console, f"XFAIL {expected['test']}: {expected['reason']}")
+        return
+    if collector.failures:
+        _say(console, "run with --verbose to print each failing case with a reproducer")
+    if collector.expected_failures:
+        _say(console, "run with --verbose to print each expected failure with its reason")
+
+
+def print_not_installed(console: Console, names: list[str]) -> None:
+    """A short note on the known backends that are not installed, each with its pip command."""
+    if names:
+        _say(console, "not installed, not checked:")
+    for name in names:
+        _say(console, f"  {name}: {install_hint(name)}")
+
+
+def print_results(
+    console: Console, collector: Collector, code: int, verbose: bool, not_installed: list[str]
+) -> None:
+    """The matrix, the failures, the backends not installed, the versions and the verdict."""
+    if not console.is_terminal:
+        console.width = max(console.width, 40 + 16 * len(collector.backends))
+    print_matrix(console, collector, collector.backends)
+    print_details(console, collector, verbose)
+    if code != 0 and not collector.failed:
+        _say(console, f"the run stopped early or failed outside the matrix (pytest exit {code})")
+    print_not_installed(console, not_installed)
+    ran = versions(collector.backends)
+    libraries = ", ".join(f"{n} {v or '(no version)'}" for n, v in ran["backends"].items())
+    _say(console, f"portagather {ran['portagather']}, Python {ran['python']}, {libraries}")
+    failed = collector.failed or code != 0
     console.print("[red]FAILED[/red]" if failed else "[green]all conformance checks passed[/green]")
-    return 1 if failed else 0
+
+
+def check(options: argparse.Namespace) -> int:
+    """``portagather check``: the exit code."""
+    if not _has_check_tools():
+        print(NEEDS, file=sys.stderr)
+        return EXIT_NOT_INSTALLED
+    from rich.console import Console
+
+    status = Console(stderr=True)
+    try:
+        backends, not_installed = _choose_backends(options)
+        _load(options, backends, status)
+    except NotInstalledError as err:
+        for line in str(err).splitlines():
+            print(f"portagather check: {line}", file=sys.stderr)
+        return EXIT_NOT_INSTALLED
+    with _progress(status) as display:
+        collector = Collector(backends, display)
+        code = _run(backends, collector)
+    failed = collector.failed or code != 0
+    if options.json:
+        report = _report(collector, backends, not_installed, failed)
+        print(json.dumps(report, indent=2))
+    else:
+        print_results(Console(), collector, code, options.verbose, not_installed)
+    return EXIT_FAILED if failed else EXIT_PASSED
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = build_parser().parse_args(argv)
+    return check(options)

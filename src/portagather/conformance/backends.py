@@ -3,14 +3,20 @@
 A backend is any importable module (or ``module:attribute`` object) that
 ``array_api_compat.array_namespace`` understands. Six are known by a short name and get small
 conveniences (Dask arrays in small chunks, so every gather crosses chunk boundaries; the pip
-extra that installs them); any other name is imported as it is, e.g. ``mylib.array_api``.
+extra that installs them); any other name is imported as it is, e.g. ``mylib.array_api``. A
+module whose arrays are a known backend's (``array_api_compat.numpy`` makes NumPy arrays) is
+checked as that backend, under the name it was given.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import importlib.metadata
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -31,17 +37,52 @@ ALL_DTYPES = (
 INDEX_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
 
+ANY_MODULE = "any other module that array-api-compat understands, e.g. array_api_compat.numpy"
+
+
 def install_hint(name: str) -> str:
     extra = KNOWN.get(name, (None, None))[1]
     return f'pip install "portagather[{extra}]"' if extra else f"pip install {name}"
+
+
+def needs(name: str) -> str:
+    """What a known backend needs: ``pip install "portagather[jax]"``; NumPy comes along."""
+    return install_hint(name) if KNOWN[name][1] else "installed with portagather"
 
 
 def is_installed(name: str) -> bool:
     module = KNOWN.get(name, (name, None))[0].split(":")[0]
     try:
         return importlib.util.find_spec(module) is not None
-    except ImportError:  # a parent package is missing
+    except (ImportError, ValueError):  # a parent package is missing; "" or ".x" is no module
         return False
+
+
+def unknown_backends(names: list[str]) -> list[str]:
+    """The names that are neither a known backend nor an importable module: typos, mostly."""
+    return [name for name in names if name not in KNOWN and not is_installed(name)]
+
+
+def unknown_backend_message(name: str) -> str:
+    """Why `name` is no backend, what it may have meant and which names are known."""
+    close = difflib.get_close_matches(name, KNOWN, n=1)
+    guess = f" (did you mean {close[0]!r}?)" if close else ""
+    return (
+        f"unknown backend {name!r}{guess}: it is not a known backend and no module of that "
+        f"name can be imported. Known backends: {', '.join(KNOWN)}; or {ANY_MODULE}"
+    )
+
+
+def library_version(name: str) -> str | None:
+    """The version of the array library behind backend `name`, if it says: JAX's for ``jax``
+    (whose module is ``jax.numpy``), NumPy's for a loaded ``array_api_compat.numpy``."""
+    library = _LOADED[name].name if name in _LOADED else name
+    top = KNOWN.get(library, (library, None))[0].split(":")[0].split(".")[0]
+    try:
+        version = getattr(importlib.import_module(top), "__version__", None)
+        return str(version) if version is not None else importlib.metadata.version(top)
+    except (ImportError, importlib.metadata.PackageNotFoundError):
+        return None
 
 
 def installed_backends() -> tuple[list[str], list[str]]:
@@ -52,7 +93,11 @@ def installed_backends() -> tuple[list[str], list[str]]:
 
 @dataclass
 class Backend:
-    """One backend: turns NumPy data into its arrays and back, and says what it holds."""
+    """One backend: turns NumPy data into its arrays and back, and says what it holds.
+
+    `name` is the known backend whose arrays these are (``numpy`` for a backend given as
+    ``array_api_compat.numpy``), else the module's name as given.
+    """
 
     name: str
     xp: object = field(repr=False)
@@ -117,6 +162,23 @@ def _holds_strings(backend: Backend) -> bool:
         return False
 
 
+def _library(name: str, xp: object) -> str:
+    """The known backend whose arrays namespace `xp` makes, else `name`."""
+    if name in KNOWN:
+        return name
+    import array_api_compat as aac
+
+    makes: dict[str, Callable[[Any], bool]] = {
+        "numpy": aac.is_numpy_namespace,
+        "array_api_strict": aac.is_array_api_strict_namespace,
+        "jax": aac.is_jax_namespace,
+        "torch": aac.is_torch_namespace,
+        "dask": aac.is_dask_namespace,
+        "ndonnx": aac.is_ndonnx_namespace,
+    }
+    return next((known for known, test in makes.items() if test(xp)), name)
+
+
 _LOADED: dict[str, Backend] = {}
 
 
@@ -129,15 +191,14 @@ def load_backend(name: str) -> Backend:
     try:
         obj = importlib.import_module(module_name)
     except ImportError as err:
-        raise ImportError(
-            f"backend {name!r} cannot be imported ({err}); {install_hint(name)}"
-        ) from err
+        msg = f"backend {name!r} cannot be imported ({err}); {install_hint(name)}"
+        raise ImportError(msg) from err
     if attribute:
         obj = getattr(obj, attribute)
     import array_api_compat
 
     xp = array_api_compat.array_namespace(obj.asarray(np.zeros(1, dtype=np.float32)))
-    backend = Backend(name, xp)
+    backend = Backend(_library(name, xp), xp)
     backend.dtypes = tuple(d for d in ALL_DTYPES if _holds(backend, d))
     backend.index_dtypes = tuple(d for d in INDEX_DTYPES if d in backend.dtypes)
     backend.strings = _holds_strings(backend)

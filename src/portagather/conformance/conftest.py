@@ -1,3 +1,5 @@
-"""Loads the suite's pytest plugin (``pytest --pyargs portagather.conformance``)."""
+"""Loads the suite's pytest plugin (``portagather check``, ``pytest --pyargs
+portagather.conformance``), by name, so that it is registered once even when the ``pytest11``
+entry point loaded it first."""
 
-from portagather.conformance.plugin import *  # noqa: F403
+pytest_plugins = ["portagather.conformance.plugin"]

@@ -1,7 +1,8 @@
 """The pytest side of the suite: backend selection, the matrix cell of each test, known failures.
 
-- ``--backend NAME`` (repeatable) or ``PORTAGATHER_BACKENDS=a,b``; by default every known
-  backend that is installed (the report header names the missing ones).
+- ``--backend NAME`` (repeatable) or ``PORTAGATHER_BACKENDS=a,b``, each backend once; by
+  default every known backend that is installed (the report header names the missing ones).
+  A name that is neither a known backend nor an importable module is a usage error.
 - Every test is marked ``cell(feature)``; the feature may name parameters, e.g.
   ``"policy:{policy}"``. Tests marked ``only(*backends)`` run on those backends only.
 - ``known_failures.txt`` lists each backend-specific expected failure with its reason; they
@@ -17,7 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from .backends import install_hint, installed_backends, load_backend
+from .backends import (
+    install_hint,
+    installed_backends,
+    load_backend,
+    unknown_backend_message,
+    unknown_backends,
+)
 
 KNOWN_FAILURES = Path(__file__).with_name("known_failures.txt")
 
@@ -36,20 +43,29 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "cell(feature): the matrix row of a conformance test")
     config.addinivalue_line("markers", "only(*backends): run on these backends only")
     config.addinivalue_line("markers", "per_dtype(kind): one test per data or index dtype")
+    unknown = unknown_backends(requested_backends(config))
+    if unknown:
+        raise pytest.UsageError(unknown_backend_message(unknown[0]))
 
 
-def selected_backends(config) -> list[str]:
+def requested_backends(config: pytest.Config) -> list[str]:
+    """The backends asked for, by ``--backend`` or ``PORTAGATHER_BACKENDS``, each once."""
     names = list(config.getoption("--backend"))
     if not names and os.environ.get("PORTAGATHER_BACKENDS"):
         names = [n.strip() for n in os.environ["PORTAGATHER_BACKENDS"].split(",") if n.strip()]
-    return names or installed_backends()[0]
+    return list(dict.fromkeys(names))
+
+
+def selected_backends(config: pytest.Config) -> list[str]:
+    """The backends asked for, else every known one that is installed."""
+    return requested_backends(config) or installed_backends()[0]
 
 
 def pytest_report_header(config):
     names = selected_backends(config)
     lines = [f"portagather conformance backends: {', '.join(names)}"]
-    missing = [n for n in installed_backends()[1] if n not in names]
-    if missing and not config.getoption("--backend"):
+    missing = installed_backends()[1]
+    if missing and not requested_backends(config):
         hints = "; ".join(f"{n}: {install_hint(n)}" for n in missing)
         lines.append(f"backends not installed, not run: {hints}")
     return lines
@@ -154,7 +170,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item, call):
+def pytest_runtest_makereport(item):
     report = yield
     repro = getattr(item, "funcargs", {}).get("repro")
     if report.failed and repro is not None and repro.text:
