@@ -64,4 +64,3 @@ generate.all_pages(HERE)
 import doctest  # noqa: E402
 
 doctest_default_flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
-

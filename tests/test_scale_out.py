@@ -150,7 +150,10 @@ def small_workers():
     distributed = pytest.importorskip("distributed")
     with (
         distributed.LocalCluster(
-            n_workers=3, threads_per_worker=1, processes=True, memory_limit="400MB",
+            n_workers=3,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit="400MB",
             dashboard_address=":0",
         ) as cluster,
         distributed.Client(cluster) as client,

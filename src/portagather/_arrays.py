@@ -80,9 +80,7 @@ def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple
                 f"{_namespace_name(data)} array for {data_name} and a "
                 f"{_namespace_name(indices)} array for {index_name}"
             )
-            raise TypeError(
-                msg_0
-            )
+            raise TypeError(msg_0)
         return data_ns, data, indices
     if not data_is_array and not index_is_array:
         data = np.asarray(data)

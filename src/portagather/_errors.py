@@ -80,9 +80,7 @@ def unravel(flat_position: int, shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(position))
 
 
-def raise_first_bad(
-    xp: Any, bad: Any, values: Any, report: BadIndex, read_int: Any = int
-) -> None:
+def raise_first_bad(xp: Any, bad: Any, values: Any, report: BadIndex, read_int: Any = int) -> None:
     """Raise the IndexError for the first True of the eager boolean array `bad`.
 
     `values` is the caller's index array, before any cast, so the message shows the value as

@@ -33,9 +33,7 @@ def _policy(bad_indices_policy: str) -> Any:
             f"bad_indices_policy must be one of {', '.join(map(repr, _TF_POLICIES))}; "
             f"got {bad_indices_policy!r}"
         )
-        raise ValueError(
-            msg
-        )
+        raise ValueError(msg)
     return bad_indices_policy
 
 

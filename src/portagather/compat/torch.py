@@ -56,9 +56,7 @@ def gather(input: Any, dim: int, index: Any) -> Any:
             if bool(xp.any(negative)):
                 value = int(xp.min(index))
                 msg = f"index {value} is out of bounds for dimension {dim} with size {n}"
-                raise IndexError(
-                    msg
-                )
+                raise IndexError(msg)
         else:
             index = xp.where(negative, index - n, index)
     return _api.gather_d(input, dim, index)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 # name: (module to import, the portagather extra that installs it)
 KNOWN = {
@@ -100,7 +101,7 @@ class Backend:
     """
 
     name: str
-    xp: object = field(repr=False)
+    xp: Any = field(repr=False)
     dtypes: tuple[str, ...] = ()
     index_dtypes: tuple[str, ...] = ()
     strings: bool = False
@@ -109,7 +110,7 @@ class Backend:
     def lazy(self) -> bool:
         return self.name == "dask"
 
-    def asarray(self, values, dtype=None, chunks=None):
+    def asarray(self, values: Any, dtype: Any = None, chunks: Any = None) -> Any:
         """A backend array holding `values` (NumPy data or nested lists).
 
         On Dask, `chunks` (Dask's explicit form, one tuple of sizes per axis) lays it out;
@@ -128,17 +129,17 @@ class Backend:
             return torch.asarray(values)
         return self.xp.asarray(values)
 
-    def to_numpy(self, array) -> np.ndarray:
+    def to_numpy(self, array: Any) -> npt.NDArray[Any]:
         if self.name == "dask":
             return np.asarray(array.compute())
         if self.name == "ndonnx":
-            return array.unwrap_numpy()
+            return np.asarray(array.unwrap_numpy())
         if self.name == "torch":
-            return array.detach().cpu().numpy()
+            return np.asarray(array.detach().cpu().numpy())
         if isinstance(array, np.ndarray):
             return array
         try:
-            return np.from_dlpack(array)
+            return np.asarray(np.from_dlpack(array))
         except (TypeError, RuntimeError, BufferError, AttributeError):
             return np.asarray(array)
 
@@ -149,7 +150,7 @@ def _holds(backend: Backend, dtype: str) -> bool:
         return False
     try:
         array = backend.asarray(np.zeros(2, dtype=dtype))
-        return array.dtype == getattr(backend.xp, dtype)
+        return bool(array.dtype == getattr(backend.xp, dtype))
     except Exception:  # a backend may refuse a dtype in many ways
         return False
 
@@ -157,7 +158,7 @@ def _holds(backend: Backend, dtype: str) -> bool:
 def _holds_strings(backend: Backend) -> bool:
     try:
         array = backend.asarray(np.array(["a", "b"]))
-        return backend.to_numpy(array).dtype.kind == "U"
+        return bool(backend.to_numpy(array).dtype.kind == "U")
     except Exception:
         return False
 

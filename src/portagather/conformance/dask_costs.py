@@ -68,9 +68,7 @@ def measure(lazy: Any, params_name: str) -> tuple[Any, TaskCosts]:
                 1 for d in deps if isinstance(d, tuple) and d[0] == params_name
             )
 
-        def _posttask(
-            self, key: Any, result: Any, _dsk: Any, _state: Any, _worker_id: Any
-        ) -> None:
+        def _posttask(self, key: Any, result: Any, _dsk: Any, _state: Any, _worker_id: Any) -> None:
             costs.outputs[key] = nbytes(result)
 
     with Costs(), dask.config.set(scheduler="synchronous"):

@@ -14,11 +14,17 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Generator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+if TYPE_CHECKING:
+    from .cases import Call
+
 from .backends import (
+    Backend,
     install_hint,
     installed_backends,
     load_backend,
@@ -29,7 +35,7 @@ from .backends import (
 KNOWN_FAILURES = Path(__file__).with_name("known_failures.txt")
 
 
-def pytest_addoption(parser):
+def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--backend",
         action="append",
@@ -39,7 +45,7 @@ def pytest_addoption(parser):
     )
 
 
-def pytest_configure(config):
+def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cell(feature): the matrix row of a conformance test")
     config.addinivalue_line("markers", "only(*backends): run on these backends only")
     config.addinivalue_line("markers", "per_dtype(kind): one test per data or index dtype")
@@ -61,7 +67,7 @@ def selected_backends(config: pytest.Config) -> list[str]:
     return requested_backends(config) or installed_backends()[0]
 
 
-def pytest_report_header(config):
+def pytest_report_header(config: pytest.Config) -> list[str]:
     names = selected_backends(config)
     lines = [f"portagather conformance backends: {', '.join(names)}"]
     missing = installed_backends()[1]
@@ -71,7 +77,7 @@ def pytest_report_header(config):
     return lines
 
 
-def pytest_generate_tests(metafunc):
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "backend_name" not in metafunc.fixturenames:
         return
     names = selected_backends(metafunc.config)
@@ -82,7 +88,7 @@ def pytest_generate_tests(metafunc):
     if per_dtype is None:
         metafunc.parametrize("backend_name", names)
         return
-    pairs = []
+    pairs: list[tuple[str, str | None]] = []
     for name in names:
         try:
             backend = load_backend(name)
@@ -98,7 +104,7 @@ def pytest_generate_tests(metafunc):
 
 
 @pytest.fixture
-def backend(backend_name):
+def backend(backend_name: str) -> Backend:
     try:
         return load_backend(backend_name)
     except ImportError as err:  # a backend that was asked for fails loudly
@@ -108,21 +114,21 @@ def backend(backend_name):
 class Repro:
     """The last call a test made, as a reproducer."""
 
-    def __init__(self, backend_name):
+    def __init__(self, backend_name: str) -> None:
         self.backend_name = backend_name
         self.text = ""
 
-    def __call__(self, call):
+    def __call__(self, call: Call) -> Call:
         self.text = call.reproducer(self.backend_name)
         return call
 
 
 @pytest.fixture
-def repro(backend_name):
+def repro(backend_name: str) -> Repro:
     return Repro(backend_name)
 
 
-def _known_failures():
+def _known_failures() -> list[tuple[str, str, str]]:
     entries = []
     for line in KNOWN_FAILURES.read_text().splitlines():
         if line.strip() and not line.startswith("#"):
@@ -136,7 +142,7 @@ def _matches(pattern: str, name: str) -> bool:
     return re.fullmatch(".*".join(map(re.escape, pattern.split("*"))), name) is not None
 
 
-def cell_of(item) -> tuple[str, str] | None:
+def cell_of(item: Any) -> tuple[str, str] | None:
     """``(operation, feature)`` of a conformance test item."""
     marker = item.get_closest_marker("cell")
     if marker is None or not hasattr(item, "callspec"):
@@ -145,7 +151,7 @@ def cell_of(item) -> tuple[str, str] | None:
     return params.get("op", "all"), marker.args[0].format(**params)
 
 
-def pytest_collection_modifyitems(config, items):
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Tests for backends that are not selected (e.g. JAX's jit without JAX) do not apply:
     # they are deselected, and the summary counts them.
     absent = [
@@ -161,7 +167,7 @@ def pytest_collection_modifyitems(config, items):
         cell = cell_of(item)
         if cell is None:
             continue
-        name = item.callspec.params["backend_name"]
+        name = item.callspec.params["backend_name"]  # type: ignore[attr-defined]
         item.user_properties += [("op", cell[0]), ("feature", cell[1]), ("backend", name)]
         for backend, pattern, reason in known:
             if backend == name and _matches(pattern, item.name):
@@ -170,7 +176,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item):
+def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, Any, Any]:
     report = yield
     repro = getattr(item, "funcargs", {}).get("repro")
     if report.failed and repro is not None and repro.text:
