@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -252,42 +253,7 @@ def test_dask_cluster_example_runs():
     assert "a sample matches" in done.stdout
 
 
-MESH = textwrap.dedent(
-    """
-    import json, os, re
-    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
-    import jax, jax.numpy as jnp, numpy as np
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec
-    import portagather as pg
-
-    mesh = Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y"))
-    values = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)
-    params = jax.device_put(values, NamedSharding(mesh, PartitionSpec("x", "y")))
-    points = np.random.default_rng(0).integers(0, 32, (100, 2)).astype(np.int32)
-
-    def gathered_bytes(hlo):
-        sizes = {"f32": 4, "s32": 4, "s64": 8, "pred": 1, "u32": 4}
-        total = 0
-        for dtype, dims in re.findall(r"= (\\w+)\\[([\\d,]*)\\][^ ]* all-gather\\(", hlo):
-            total += sizes.get(dtype, 8) * int(np.prod([int(d) for d in dims.split(",") if d]))
-        return total
-
-    report = {}
-    calls = {"native": lambda p, i: p[i[:, 0], i[:, 1]]}
-    calls.update({
-        policy: (lambda policy: lambda p, i: pg.gather_nd(p, i, bad_indices=policy))(policy)
-        for policy in ("clip", "ignore", "unchecked", "wrap")
-    })
-    for name, f in calls.items():
-        hlo = jax.jit(f).lower(params, jnp.asarray(points)).compile().as_text()
-        out = np.asarray(jax.jit(f)(params, jnp.asarray(points)))
-        report[name] = {
-            "all_gather_bytes": gathered_bytes(hlo),
-            "correct": bool(np.array_equal(out, values[points[:, 0], points[:, 1]])),
-        }
-    print(json.dumps(report))
-    """
-)
+MESH_SCRIPT = Path(__file__).parents[1] / "benchmarks" / "mesh_all_gathers.py"
 
 
 def test_mesh_sharded_point_gather_moves_no_more_than_native_indexing():
@@ -296,7 +262,9 @@ def test_mesh_sharded_point_gather_moves_no_more_than_native_indexing():
     quarter of it on every device)."""
     pytest.importorskip("jax")
     env = dict(os.environ, JAX_PLATFORMS="cpu")
-    done = subprocess.run([sys.executable, "-c", MESH], capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        [sys.executable, str(MESH_SCRIPT)], capture_output=True, text=True, env=env
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     native = report.pop("native")
