@@ -76,3 +76,23 @@ def test_jax_with_x64_uses_int64_for_large_arrays():
     with jax.enable_x64(True):
         xp = array_api_compat.array_namespace(jnp.zeros(1))
         assert engine_for(xp).flat_index_dtype(xp, 2**31) == jnp.int64
+
+
+def test_a_namespace_without_int64_works_in_its_widest_integer():
+    """The policies work in the widest signed integer the namespace has, as its
+    ``__array_namespace_info__`` lists them (array-api-strict can be built without int64)."""
+    from portagather._dispatch import Engine
+
+    class Info:
+        def dtypes(self, kind=None):
+            assert kind == "signed integer"
+            return {"int8": "int8", "int16": "int16", "int32": "int32"}
+
+    class Namespace:
+        int32, int64 = "int32", "int64"
+
+        def __array_namespace_info__(self):
+            return Info()
+
+    assert Engine().wide_index_dtype(Namespace()) == "int32"
+    assert Engine().flat_index_dtype(Namespace(), 10) == "int32"

@@ -222,3 +222,19 @@ def test_result_keeps_dtype(dtype, policy):
     if dtype in (torch.bfloat16, torch.float16):
         out = out.to(torch.float64)
     np.testing.assert_array_equal(out.numpy(), expected)
+
+
+@pytest.mark.parametrize("op", ["gather_nd", "gather", "gather_d", "take_along_axis"])
+def test_empty_result_stays_in_the_autograd_graph(op):
+    """As torch's own indexing: an empty result of a params that requires grad requires
+    grad too, and its gradient is zeros."""
+    params = torch.arange(6.0).reshape(2, 3).requires_grad_(True)
+    empty = torch.zeros((0, 2) if op == "gather_nd" else (2, 0), dtype=torch.int64)
+    args = (params, 1, empty) if op == "gather_d" else (params, empty)
+    kwargs = {"axis": 1} if op in ("gather", "take_along_axis") else {}
+    import portagather
+
+    out = getattr(portagather, op)(*args, **kwargs)
+    assert out.requires_grad and out.numel() == 0
+    out.sum().backward()
+    assert torch.equal(params.grad, torch.zeros(2, 3))

@@ -101,3 +101,10 @@ def test_compat_misfits_raise_the_core_errors():
         onnx_compat.gather_nd(np.arange(3), np.array([[0, 0]]))
     with pytest.raises(TypeError, match="integer dtype"):
         onnx_compat.gather(np.arange(3), np.array([0.5]))
+
+
+def test_torch_gather_names_pytorch_range_for_values_past_the_end():
+    """torch.gather's valid range is [0, n): the message says what PyTorch says, not the
+    core's [-n, n) of gather_d."""
+    with pytest.raises(IndexError, match=r"^index 2 is out of bounds for dimension 1 with size 2$"):
+        torch_compat.gather(np.array([[1, 2], [3, 4]]), 1, np.array([[0], [2]]))

@@ -17,6 +17,7 @@ What differs from PyTorch:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .. import _api
@@ -49,16 +50,17 @@ def gather(input: Any, dim: int, index: Any) -> Any:
     xp, input, index = as_arrays(input, index, "input", "index")
     shape = tuple(input.shape)
     dim = as_int(dim)
-    if isinstance(dim, int) and -len(shape) <= dim < len(shape) and _signed(xp, index):
+    if isinstance(dim, int) and -len(shape) <= dim < len(shape) and _is_integer(xp, index):
         n = shape[dim]
-        negative = index < 0
         if engine_for(xp).index_access(index) == "now":
-            if bool(xp.any(negative)):
-                value = int(xp.min(index))
+            # PyTorch's valid range is [0, n), and its message names the value it met.
+            if math.prod(index.shape) and (int(xp.min(index)) < 0 or int(xp.max(index)) >= n):
+                low = int(xp.min(index))
+                value = low if low < 0 else int(xp.max(index))
                 msg = f"index {value} is out of bounds for dimension {dim} with size {n}"
                 raise IndexError(msg)
-        else:
-            index = xp.where(negative, index - n, index)
+        elif _signed(xp, index):
+            index = xp.where(index < 0, index - n, index)
     return _api.gather_d(input, dim, index)
 
 
@@ -86,6 +88,13 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
         xp, input, indices = as_arrays(input, indices, "input", "indices")
         return gather(xp.reshape(input, (-1,)), 0, xp.reshape(indices, (-1,)))
     return _api.take_along_axis(input, indices, axis=dim)
+
+
+def _is_integer(xp: Any, index: Any) -> bool:
+    try:
+        return bool(xp.isdtype(index.dtype, "integral"))
+    except (TypeError, ValueError):
+        return False
 
 
 def _signed(xp: Any, index: Any) -> bool:

@@ -461,3 +461,23 @@ def test_masked_indices_are_refused(backend):
     masked = np.ma.masked_array([0, 5], mask=[False, True])
     with pytest.raises(TypeError, match=r"indices must not be a NumPy masked array"):
         pg.gather(backend.asarray(M23), masked, axis=1)
+
+
+@pytest.mark.cell("zero-size")
+@pytest.mark.parametrize("op", ["gather", "gather_d"])
+def test_index_into_an_empty_axis_says_so(backend, repro, op):
+    data = np.zeros((2, 0), dtype=np.int32)
+    index = np.zeros((2, 1), dtype=np.int64)
+    kwargs = {"axis": 1} if op == "gather" else {"dim": 1}
+    call = repro(Call(op, data, index, kwargs))
+    name = "indices" if op == "gather" else "index"
+    match = rf"^{name} addresses an axis of length 0 of \w+ of shape \(2, 0\); there is nothing"
+    raises_lazily(backend, IndexError, call, match)
+
+
+@pytest.mark.cell("index dtypes")
+def test_index_list_past_every_integer_dtype(backend):
+    """[2**64] holds no integer dtype: portagather says so, naming the value."""
+    for values in ([2**64], [1, 2**64], [-1, 2**63]):
+        with pytest.raises(ValueError, match=r"indices holds \d+, which no integer dtype holds"):
+            pg.gather(backend.asarray(M23), values, axis=1)
