@@ -86,6 +86,17 @@ def _normalize_axis(axis: int, ndim: int, name: str, data_name: str) -> int:
     return axis % ndim
 
 
+def _same_rank(shape: Shape, index_shape: Shape, index_name: str) -> int:
+    """The rank of x, which the elementwise operations' index must share."""
+    if len(index_shape) != len(shape):
+        msg = (
+            f"{index_name} must have the same rank as x; got x.ndim = {len(shape)} and "
+            f"{index_name}.ndim = {len(index_shape)}"
+        )
+        raise ValueError(msg)
+    return len(shape)
+
+
 def _check_batch_shape(data_shape: Shape, index_shape: Shape, batch_dims: int) -> None:
     if data_shape[:batch_dims] != index_shape[:batch_dims]:
         msg = (
@@ -170,13 +181,7 @@ def plan_gather(shape: Shape, index_shape: Shape, axis: int | None, batch_dims: 
 
 @lru_cache(maxsize=512)
 def plan_gather_d(shape: Shape, index_shape: Shape, dim: int) -> GatherPlan:
-    rank = len(shape)
-    if len(index_shape) != rank:
-        msg = (
-            f"index must have the same rank as x; got x.ndim = {rank} and index.ndim = "
-            f"{len(index_shape)}"
-        )
-        raise ValueError(msg)
+    rank = _same_rank(shape, index_shape, "index")
     dim = _normalize_axis(dim, rank, "dim", "x")
     too_big = [d for d in range(rank) if d != dim and index_shape[d] > shape[d]]
     if too_big:
@@ -204,13 +209,7 @@ def plan_gather_d(shape: Shape, index_shape: Shape, dim: int) -> GatherPlan:
 
 @lru_cache(maxsize=512)
 def plan_take_along_axis(shape: Shape, index_shape: Shape, axis: int) -> GatherPlan:
-    rank = len(shape)
-    if len(index_shape) != rank:
-        msg = (
-            f"indices must have the same rank as x; got x.ndim = {rank} and indices.ndim = "
-            f"{len(index_shape)}"
-        )
-        raise ValueError(msg)
+    rank = _same_rank(shape, index_shape, "indices")
     axis = _normalize_axis(axis, rank, "axis", "x")
     out_shape = []
     for d, (size, index_size) in enumerate(zip(shape, index_shape, strict=True)):
