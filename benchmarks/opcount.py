@@ -108,12 +108,21 @@ def summary(log):
 
 
 def main():
-    import workloads as W
+    import workloads
 
-    for make in (W.w1, W.w2, W.w3, W.w4, W.w5, W.w6):
+    for make in (
+        workloads.w1,
+        workloads.w2,
+        workloads.w3,
+        workloads.w4,
+        workloads.w5,
+        workloads.w6,
+    ):
         w = make()
         for pol in ("error", "unchecked"):
-            log = count(lambda p, i, pol=pol, w=w: W.pg_call(np, w, pol, p, i), w.params, w.indices)
+            log = count(
+                lambda p, i, pol=pol, w=w: workloads.pg_call(np, w, pol, p, i), w.params, w.indices
+            )
             s = summary(log)
             ref = w.bytes_out_plus_indices()
             print(

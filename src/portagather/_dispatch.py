@@ -221,8 +221,10 @@ class NumPyEngine(Engine):
     def index_block_rows(self, data: Any, indices: Any, plan: GatherPlan) -> int:
         if plan.batch_dims or indices.size < 4 * self.BLOCK or indices.ndim < 1 + plan.vector:
             return 0
-        # Bounded by the index and by the result: a row of a row gather is a whole slice.
-        elements = max(indices.size, math.prod(plan.out_shape))
+        # Bounded by the index; by the result too where a block's result is copied into place
+        # (taken straight into the result, as along axis 0, it needs no bound of its own).
+        straight = plan.kind == "axes" and plan.axis == 0
+        elements = indices.size if straight else max(indices.size, math.prod(plan.out_shape))
         rows = max(1, self.BLOCK * indices.shape[0] // elements)
         return rows if rows < indices.shape[0] else 0
 
