@@ -61,3 +61,25 @@ def _plan(params, indices):
     from portagather._plan import plan_gather_nd
 
     return plan_gather_nd(params.shape, indices.shape, 0)
+
+
+def test_blocked_gather_from_a_view_peaks_at_its_result():
+    """Blocks from non-contiguous params are indexed along the original axes and copied into
+    the result, so they are bounded by the result too: the peak stays the result's."""
+    import tracemalloc
+
+    params = np.asfortranarray(np.zeros((1000, 64), dtype=np.int8))
+    rows = np.random.default_rng(0).integers(0, 1000, (140_000, 1))
+    Call("gather_nd", params, rows).run_numpy()  # warm up
+    tracemalloc.start()
+    out = Call("gather_nd", params, rows).run_numpy()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak <= 1.15 * out.nbytes, (peak, out.nbytes)
+
+
+def test_string_fill_value_longer_than_the_dtype_holds_is_refused():
+    with pytest.raises(ValueError, match=r"fill_value='abc' cannot be held exactly"):
+        Call(
+            "gather", np.array(["a", "b"]), [5], {"bad_indices": "ignore", "fill_value": "abc"}
+        ).run_numpy()

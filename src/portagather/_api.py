@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from ._arrays import as_arrays, check_index_dtype, fill_array, static_shape
+from ._arrays import as_arrays, check_fill_value, check_index_dtype, fill_array, static_shape
 from ._dispatch import Engine, engine_for
 from ._indices import IndexAccess, normalize, normalize_policy, resolve_default
 from ._plan import (
@@ -49,6 +49,7 @@ def _execute(
     policy = normalize_policy(bad_indices)
     xp, data, indices = as_arrays(data, indices, data_name, index_name)
     check_index_dtype(xp, indices, index_name)
+    check_fill_value(xp, fill_value, data.dtype)  # whether or not a fill happens
     plan: GatherPlan = planner(
         static_shape(data, data_name), static_shape(indices, index_name), *arguments
     )

@@ -15,7 +15,11 @@ def _namespace_name(x: Any) -> str:
 
 
 def _index_list_to_numpy(indices: Any, index_name: str) -> Any:
-    values = np.asarray(indices)
+    try:
+        values = np.asarray(indices)
+    except ValueError:  # a ragged nested list
+        msg = f"{index_name} must be an array or a rectangular nested list of ints; got {indices!r}"
+        raise ValueError(msg) from None
     if values.size == 0 and values.dtype.kind == "f":
         # np.asarray([]) is float64; an empty index list means no indices, not floats.
         return values.astype(np.int64)
@@ -162,28 +166,39 @@ def static_shape(x: Any, name: str) -> tuple[int, ...]:
 
 def fill_array(xp: Any, fill_value: object, data: Any) -> Any:
     """`fill_value` as a 0-d array of data's dtype; 0 stands for the dtype's zero ("" for
-    strings).
-
-    One rule on every backend: only scalars (Python scalars or 0-d arrays); ``None`` and
-    other non-numbers are a TypeError, and a value that the dtype cannot hold exactly (300
-    into int8, 0.5 or NaN into an integer dtype, 1e300 into float32) is a ValueError naming
-    the value and the dtype. Floats round to the nearest value of a floating dtype.
-    """
+    strings). See :func:`check_fill_value` for the rule."""
     dtype, device = data.dtype, aac.device(data)
-    value = _fill_scalar(fill_value)
-    if value is _TRACED:
+    value = check_fill_value(xp, fill_value, dtype)
+    if value is _UNKNOWN:
         return xp.astype(fill_value, dtype)
     if isinstance(value, int | float) and not isinstance(value, bool) and value == 0:
         return xp.zeros((), dtype=dtype, device=device)
-    _check_fill_fits(xp, value, fill_value, dtype)
     return xp.asarray(value, dtype=dtype, device=device)
 
 
-_TRACED = object()
+def check_fill_value(xp: Any, fill_value: object, dtype: Any) -> Any:
+    """The Python scalar `fill_value` stands for, checked against `dtype` (or ``_UNKNOWN``
+    for a 0-d array whose value cannot be read now: traced, lazy or symbolic).
+
+    One rule on every backend: only scalars (Python scalars or 0-d arrays); ``None`` and
+    other non-numbers are a TypeError, and a value that the dtype cannot hold exactly (300
+    into int8, 0.5 or NaN into an integer dtype, 2**24 + 1 or 1e300 into float32, "abc"
+    into a 1-character string dtype) is a ValueError naming the value and the dtype. Floats
+    round to the nearest value of a floating dtype.
+    """
+    if type(fill_value) is int and fill_value == 0:  # the default: the dtype's zero
+        return 0
+    value = _fill_scalar(fill_value)
+    if value is _UNKNOWN:
+        return value
+    return _fitted(xp, value, fill_value, dtype)
+
+
+_UNKNOWN = object()
 
 
 def _fill_scalar(fill_value: object) -> Any:
-    """The Python scalar of `fill_value`, or ``_TRACED`` for a 0-d array without values."""
+    """The Python scalar of `fill_value`, or ``_UNKNOWN`` for a 0-d array without values."""
     if isinstance(fill_value, bool | int | float | complex | str | np.generic):
         return fill_value.item() if isinstance(fill_value, np.generic) else fill_value
     if fill_value is None or not hasattr(fill_value, "shape"):
@@ -199,17 +214,21 @@ def _fill_scalar(fill_value: object) -> Any:
             f"shape {shape}"
         )
         raise ValueError(msg)
+    if aac.is_lazy_array(fill_value):  # reading it would compute or fail
+        return _UNKNOWN
     try:
         return np.asarray(fill_value).item()
     except Exception:  # a tracer or a symbolic array: its value is not known here
-        return _TRACED
+        return _UNKNOWN
 
 
 def _dtype_name(dtype: Any) -> str:
     return str(getattr(dtype, "name", dtype)).removeprefix("torch.")
 
 
-def _check_fill_fits(xp: Any, value: Any, fill_value: object, dtype: Any) -> None:
+def _fitted(xp: Any, value: Any, fill_value: object, dtype: Any) -> Any:
+    """`value` as the Python scalar to cast to `dtype`, or a ValueError if it does not fit."""
+
     def refuse() -> None:
         msg = (
             f"fill_value={fill_value!r} cannot be held exactly by the data's dtype "
@@ -224,13 +243,19 @@ def _check_fill_fits(xp: Any, value: Any, fill_value: object, dtype: Any) -> Non
             numeric = False
         if numeric:
             refuse()
-        return
+        try:
+            text = np.dtype(dtype)
+        except TypeError:  # another library's string dtype: it keeps what it can
+            return value
+        if text.kind == "U" and len(value) > text.itemsize // 4:
+            refuse()
+        return value
     try:
         kind = next(k for k in _KINDS if xp.isdtype(dtype, k))
     except (StopIteration, TypeError, ValueError):
-        return  # a dtype the standard does not name (strings of a backend): cast as given
+        return value  # a dtype the standard does not name (strings of a backend)
     if kind == "complex floating":
-        return
+        return value
     if isinstance(value, complex):
         if value.imag != 0:
             refuse()
@@ -238,16 +263,31 @@ def _check_fill_fits(xp: Any, value: Any, fill_value: object, dtype: Any) -> Non
     if kind == "bool":
         if value not in (0, 1) or (isinstance(value, float) and not math.isfinite(value)):
             refuse()
-        return
+        return value
     if kind == "real floating":
-        if math.isfinite(value) and abs(value) > float(xp.finfo(dtype).max):
+        info = xp.finfo(dtype)
+        if isinstance(value, float):
+            if math.isfinite(value) and abs(value) > float(info.max):
+                refuse()
+        elif not _int_fits_float(int(value), float(info.eps), float(info.max)):
             refuse()
-        return
+        return value
     if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
         refuse()
     info = xp.iinfo(dtype)
     if not int(info.min) <= int(value) <= int(info.max):
         refuse()
+    return int(value)
+
+
+def _int_fits_float(value: int, eps: float, largest: float) -> bool:
+    """Whether a floating dtype with machine epsilon `eps` holds the int `value` exactly."""
+    if abs(value) > largest:
+        return False
+    significand = abs(value)
+    while significand and significand % 2 == 0:
+        significand //= 2
+    return significand.bit_length() <= round(-math.log2(eps)) + 1
 
 
 _KINDS = ("bool", "signed integer", "unsigned integer", "real floating", "complex floating")

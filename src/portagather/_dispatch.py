@@ -223,7 +223,7 @@ class NumPyEngine(Engine):
             return 0
         # Bounded by the index; by the result too where a block's result is copied into place
         # (taken straight into the result, as along axis 0, it needs no bound of its own).
-        straight = plan.kind == "axes" and plan.axis == 0
+        straight = plan.kind == "axes" and plan.axis == 0 and data.flags.c_contiguous
         elements = indices.size if straight else max(indices.size, math.prod(plan.out_shape))
         rows = max(1, self.BLOCK * indices.shape[0] // elements)
         return rows if rows < indices.shape[0] else 0

@@ -108,3 +108,19 @@ def test_torch_gather_names_pytorch_range_for_values_past_the_end():
     core's [-n, n) of gather_d."""
     with pytest.raises(IndexError, match=r"^index 2 is out of bounds for dimension 1 with size 2$"):
         torch_compat.gather(np.array([[1, 2], [3, 4]]), 1, np.array([[0], [2]]))
+
+
+def test_torch_gather_lazy_negatives_in_narrow_dtypes_stay_bad():
+    """On Dask, a negative index is moved below -n to be reported at compute: in a width
+    that holds it (int8 -100 - 100 would wrap to a valid 56)."""
+    da = pytest.importorskip("dask.array")
+    x = da.from_array(np.arange(100), chunks=50)
+    index = da.from_array(np.array([-100, -60], dtype=np.int8))
+    with pytest.raises(IndexError, match=r"index\[0\] = -200 is out of range"):
+        torch_compat.gather(x, 0, index).compute()
+
+
+def test_torch_gather_takes_uint64_indices():
+    torch = pytest.importorskip("torch")
+    out = torch_compat.gather(torch.arange(10), 0, torch.tensor([3, 9], dtype=torch.uint64))
+    assert out.tolist() == [3, 9]

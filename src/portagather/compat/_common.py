@@ -12,7 +12,11 @@ from .._arrays import as_arrays
 
 
 def count_from_end(
-    data: Any, indices: Any, sizes_of: Callable[..., Any], vector: bool
+    data: Any,
+    indices: Any,
+    sizes_of: Callable[..., Any],
+    vector: bool,
+    names: tuple[str, str] = ("data", "indices"),
 ) -> tuple[Any, Any]:
     """Return ``(data, indices)`` as arrays, with each negative index component plus its size.
 
@@ -22,7 +26,7 @@ def count_from_end(
     then raises its own error). Values below ``-size`` stay negative, so the core still
     reports them as bad. Unsigned and non-integer indices are returned unchanged.
     """
-    xp, data, indices = as_arrays(data, indices, "data", "indices")
+    xp, data, indices = as_arrays(data, indices, *names)
     try:
         signed = xp.isdtype(indices.dtype, "signed integer")
     except (TypeError, ValueError):

@@ -117,6 +117,10 @@ def gather(input_params: Any, input_indices: Any, axis: int, batch_dims: int = 0
            [6, 4]])
     """
     input_params, input_indices = count_from_end(
-        input_params, input_indices, axis_size(axis), vector=False
+        input_params,
+        input_indices,
+        axis_size(axis),
+        vector=False,
+        names=("input_params", "input_indices"),
     )
     return _api.gather(input_params, input_indices, axis=axis, batch_dims=batch_dims)

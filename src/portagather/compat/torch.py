@@ -50,16 +50,18 @@ def gather(input: Any, dim: int, index: Any) -> Any:
     xp, input, index = as_arrays(input, index, "input", "index")
     shape = tuple(input.shape)
     dim = as_int(dim)
-    if isinstance(dim, int) and -len(shape) <= dim < len(shape) and _is_integer(xp, index):
+    if isinstance(dim, int) and -len(shape) <= dim < len(shape) and _signed(xp, index):
         n = shape[dim]
-        if engine_for(xp).index_access(index) == "now":
+        engine = engine_for(xp)
+        if engine.index_access(index) == "now":
             # PyTorch's valid range is [0, n), and its message names the value it met.
             if math.prod(index.shape) and (int(xp.min(index)) < 0 or int(xp.max(index)) >= n):
                 low = int(xp.min(index))
                 value = low if low < 0 else int(xp.max(index))
                 msg = f"index {value} is out of bounds for dimension {dim} with size {n}"
                 raise IndexError(msg)
-        elif _signed(xp, index):
+        else:  # checked later: a negative value is moved below -n, in a width that holds it
+            index = xp.astype(index, engine.wide_index_dtype(xp))
             index = xp.where(index < 0, index - n, index)
     return _api.gather_d(input, dim, index)
 
@@ -88,13 +90,6 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
         xp, input, indices = as_arrays(input, indices, "input", "indices")
         return gather(xp.reshape(input, (-1,)), 0, xp.reshape(indices, (-1,)))
     return _api.take_along_axis(input, indices, axis=dim)
-
-
-def _is_integer(xp: Any, index: Any) -> bool:
-    try:
-        return bool(xp.isdtype(index.dtype, "integral"))
-    except (TypeError, ValueError):
-        return False
 
 
 def _signed(xp: Any, index: Any) -> bool:

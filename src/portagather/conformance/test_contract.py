@@ -211,6 +211,8 @@ FILL_ERRORS = [
     ("str-int32", "int32", "x", ValueError, r"fill_value='x' cannot be held.*int32"),
     ("2-bool", "bool", 2, ValueError, r"fill_value=2 cannot be held.*bool"),
     ("complex-float32", "float32", 1j, ValueError, r"fill_value=1j cannot be held.*float32"),
+    ("2**1030-float32", "float32", 2**1030, ValueError, r"fill_value=\d+ cannot be held.*float32"),
+    ("2**24+1-float32", "float32", 2**24 + 1, ValueError, r"fill_value=16777217 cannot be held"),
 ]
 
 
@@ -233,7 +235,7 @@ def test_fill_value_rules(backend, repro, op, dtype, fill_value, error, match):
 FILL_ACCEPTED = [
     ("int8", -128, -128), ("uint8", 255, 255), ("int32", 7.0, 7), ("float32", 0.1, 0.1),
     ("float32", float("-inf"), float("-inf")), ("bool", True, True), ("int32", np.int64(-3), -3),
-    ("float32", np.array(2.5), 2.5),
+    ("float32", np.array(2.5), 2.5), ("int8", 1 + 0j, 1), ("float32", 2**24, 2**24),
 ]  # fmt: skip
 
 
@@ -481,3 +483,17 @@ def test_index_list_past_every_integer_dtype(backend):
     for values in ([2**64], [1, 2**64], [-1, 2**63]):
         with pytest.raises(ValueError, match=r"indices holds \d+, which no integer dtype holds"):
             pg.gather(backend.asarray(M23), values, axis=1)
+
+
+@pytest.mark.cell("errors")
+@pytest.mark.parametrize("policy", ["error", "clip", "wrap", "unchecked"])
+def test_fill_value_is_checked_under_every_policy(backend, policy):
+    """A fill value that cannot be used is refused even when nothing is filled."""
+    with pytest.raises(TypeError, match=r"fill_value must be a scalar.*got None"):
+        pg.gather(backend.asarray(M23), [0], axis=1, bad_indices=policy, fill_value=None)
+
+
+@pytest.mark.cell("inputs")
+def test_ragged_index_list_is_refused(backend):
+    with pytest.raises(ValueError, match=r"^indices must be an array or a rectangular nested"):
+        pg.gather_nd(backend.asarray(M23), [[1], [0, 2]])
