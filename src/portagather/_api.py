@@ -49,7 +49,7 @@ def _execute(
     policy = normalize_policy(bad_indices)
     xp, data, indices = as_arrays(data, indices, data_name, index_name)
     check_index_dtype(xp, indices, index_name)
-    check_fill_value(xp, fill_value, data.dtype)  # whether or not a fill happens
+    fill = check_fill_value(xp, fill_value, data.dtype)  # checked whether or not it is used
     plan: GatherPlan = planner(
         static_shape(data, data_name), static_shape(indices, index_name), *arguments
     )
@@ -62,9 +62,9 @@ def _execute(
     rows = engine.index_block_rows(data, indices, plan) if access == "now" else 0
     if rows:
         return _run_in_blocks(
-            xp, engine, data, indices, plan, policy, fill_value, rows, planner, arguments
+            xp, engine, data, indices, plan, policy, fill, rows, planner, arguments
         )
-    return _run(xp, engine, data, indices, plan, policy, access, fill_value)
+    return _run(xp, engine, data, indices, plan, policy, access, fill)
 
 
 def _run(
@@ -75,21 +75,21 @@ def _run(
     plan: GatherPlan,
     policy: str,
     access: IndexAccess,
-    fill_value: object,
+    fill: Any,
     out: Any = None,
 ) -> Any:
     """The policy, one gather, the fill and the lazy check, for one index array (into `out`
-    where the engine can write there)."""
+    where the engine can write there); `fill` is what ``check_fill_value`` returned."""
     if 0 in plan.axis_sizes:  # every index is bad
         if policy != "ignore":
             raise IndexError(plan.report.empty_axis_text())
-        fill = fill_array(xp, fill_value, data)
-        return xp.asarray(xp.broadcast_to(fill, plan.out_shape), copy=True)
+        filled = fill_array(xp, fill, data)
+        return xp.asarray(xp.broadcast_to(filled, plan.out_shape), copy=True)
     components = normalize(xp, engine, indices, plan, policy, access)
     result = engine.gather(xp, data, components, plan, out)
     if components.keep is not None:
-        fill = fill_array(xp, fill_value, data)
-        result = engine.fill(xp, result, xp.reshape(components.keep, plan.mask_shape), fill)
+        keep = xp.reshape(components.keep, plan.mask_shape)
+        result = engine.fill(xp, result, keep, fill_array(xp, fill, data))
     if components.bad is not None:
         result = engine.enforce_lazily(xp, components.bad, indices, plan.report, result)
     return result
@@ -102,7 +102,7 @@ def _run_in_blocks(
     indices: Any,
     plan: GatherPlan,
     policy: str,
-    fill_value: object,
+    fill: Any,
     rows: int,
     planner: Any,
     arguments: tuple[Any, ...],
@@ -126,13 +126,12 @@ def _run_in_blocks(
         out_block = out[tuple([*lead, block])]
         try:
             part = _run(
-                xp, engine, data_block, index_block, block_plan, policy, "now", fill_value,
-                out_block,
+                xp, engine, data_block, index_block, block_plan, policy, "now", fill, out_block,
             )  # fmt: skip
         except IndexError:
-            return _run(xp, engine, data, indices, plan, policy, "now", fill_value)
+            return _run(xp, engine, data, indices, plan, policy, "now", fill)
         if part is not out_block:
-            out[tuple([*lead, block])] = part
+            out_block[...] = part
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import array_api_compat as aac
@@ -164,21 +165,21 @@ def static_shape(x: Any, name: str) -> tuple[int, ...]:
     return tuple(int(s) for s in shape)
 
 
-def fill_array(xp: Any, fill_value: object, data: Any) -> Any:
-    """`fill_value` as a 0-d array of data's dtype; 0 stands for the dtype's zero ("" for
-    strings). See :func:`check_fill_value` for the rule."""
+def fill_array(xp: Any, fill: Any, data: Any) -> Any:
+    """The fill as a 0-d array of data's dtype, from what :func:`check_fill_value` returned
+    for it; 0 stands for the dtype's zero ("" for strings)."""
     dtype, device = data.dtype, aac.device(data)
-    value = check_fill_value(xp, fill_value, dtype)
-    if value is _UNKNOWN:
-        return xp.astype(fill_value, dtype)
+    if isinstance(fill, Unread):
+        return xp.astype(fill.array, dtype)
+    value = fill
     if isinstance(value, int | float) and not isinstance(value, bool) and value == 0:
         return xp.zeros((), dtype=dtype, device=device)
     return xp.asarray(value, dtype=dtype, device=device)
 
 
 def check_fill_value(xp: Any, fill_value: object, dtype: Any) -> Any:
-    """The Python scalar `fill_value` stands for, checked against `dtype` (or ``_UNKNOWN``
-    for a 0-d array whose value cannot be read now: traced, lazy or symbolic).
+    """The Python scalar `fill_value` stands for, checked against `dtype` (or an
+    :class:`Unread` for a 0-d array whose value cannot be read now: traced, lazy, symbolic).
 
     One rule on every backend: only scalars (Python scalars or 0-d arrays); ``None`` and
     other non-numbers are a TypeError, and a value that the dtype cannot hold exactly (300
@@ -190,8 +191,15 @@ def check_fill_value(xp: Any, fill_value: object, dtype: Any) -> Any:
         return 0
     value = _fill_scalar(fill_value)
     if value is _UNKNOWN:
-        return value
+        return Unread(fill_value)
     return _fitted(xp, value, fill_value, dtype)
+
+
+@dataclass(frozen=True)
+class Unread:
+    """A 0-d array fill value whose value cannot be read now; it is cast when used."""
+
+    array: Any
 
 
 _UNKNOWN = object()

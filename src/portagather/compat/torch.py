@@ -55,11 +55,12 @@ def gather(input: Any, dim: int, index: Any) -> Any:
         engine = engine_for(xp)
         if engine.index_access(index) == "now":
             # PyTorch's valid range is [0, n), and its message names the value it met.
-            if math.prod(index.shape) and (int(xp.min(index)) < 0 or int(xp.max(index)) >= n):
-                low = int(xp.min(index))
-                value = low if low < 0 else int(xp.max(index))
-                msg = f"index {value} is out of bounds for dimension {dim} with size {n}"
-                raise IndexError(msg)
+            if math.prod(index.shape):
+                low, high = int(xp.min(index)), int(xp.max(index))
+                if low < 0 or high >= n:
+                    value = low if low < 0 else high
+                    msg = f"index {value} is out of bounds for dimension {dim} with size {n}"
+                    raise IndexError(msg)
         else:  # checked later: a negative value is moved below -n, in a width that holds it
             index = xp.astype(index, engine.wide_index_dtype(xp))
             index = xp.where(index < 0, index - n, index)
