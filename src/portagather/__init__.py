@@ -4,10 +4,29 @@ array-api-strict."""
 
 from importlib.metadata import PackageNotFoundError, version
 
-from ._api import gather, gather_d, gather_nd, take_along_axis
+from ._api import (
+    gather,
+    gather_d,
+    gather_nd,
+    put_along_axis,
+    scatter_d,
+    scatter_nd,
+    take_along_axis,
+)
 from ._indices import POLICIES
+from ._scatter import REDUCTIONS
 
-__all__ = ["POLICIES", "gather", "gather_d", "gather_nd", "take_along_axis"]
+__all__ = [
+    "POLICIES",
+    "REDUCTIONS",
+    "gather",
+    "gather_d",
+    "gather_nd",
+    "put_along_axis",
+    "scatter_d",
+    "scatter_nd",
+    "take_along_axis",
+]
 
 try:
     __version__ = version("portagather")

@@ -21,7 +21,8 @@ from ._plan import (
     plan_gather_nd,
     plan_take_along_axis,
 )
-from ._types import Array, IndexLike, Policy, Scalar
+from ._scatter import check_reduce, check_reduce_dtype, check_updates
+from ._types import Array, IndexLike, Policy, Reduction, Scalar
 
 
 def _int_argument(value: object, name: str) -> int:
@@ -65,6 +66,46 @@ def _execute(
             xp, engine, data, indices, plan, policy, fill, rows, planner, arguments
         )
     return _run(xp, engine, data, indices, plan, policy, access, fill)
+
+
+def _execute_scatter(
+    data: Any,
+    indices: Any,
+    updates: Any,
+    names: tuple[str, str, str],
+    planner: Any,
+    arguments: tuple[Any, ...],
+    reduce: object,
+    bad_indices: object,
+    updates_fit: str,
+) -> Any:
+    """The scatters' pipeline: the gather's plan and policy, then one scatter of `updates` at
+    the places that gather would read."""
+    data_name, index_name, update_name = names
+    policy = normalize_policy(bad_indices)
+    reduce = check_reduce(reduce)
+    xp, data, indices = as_arrays(data, indices, data_name, index_name)
+    check_index_dtype(xp, indices, index_name)
+    check_reduce_dtype(xp, reduce, data.dtype, data_name)
+    plan: GatherPlan = planner(
+        static_shape(data, data_name), static_shape(indices, index_name), *arguments
+    )
+    updates = check_updates(xp, updates, data, plan, update_name, data_name, updates_fit)
+    engine = engine_for(xp)
+    if plan.reads_nothing:  # no update, so nothing written and nothing out of range
+        return engine.copy(xp, data)
+    indices = engine.index_array(xp, indices)
+    access = engine.index_access(indices)
+    policy = resolve_default(policy, access)
+    if 0 in plan.axis_sizes:  # every index is bad
+        if policy != "ignore":
+            raise IndexError(plan.report.empty_axis_text())
+        return engine.copy(xp, data)
+    components = normalize(xp, engine, indices, plan, policy, access)
+    result = engine.scatter(xp, data, components, updates, plan, reduce)
+    if components.bad is not None:
+        result = engine.enforce_lazily(xp, components.bad, indices, plan.report, result)
+    return result
 
 
 def _run(
@@ -354,4 +395,161 @@ def take_along_axis(
     return _execute(  # type: ignore[no-any-return]
         x, indices, "x", "indices", plan_take_along_axis, (_int_argument(axis, "axis"),),
         bad_indices, fill_value,
+    )  # fmt: skip
+
+
+def scatter_nd(
+    params: Array,
+    indices: Array | IndexLike,
+    updates: Array | Any,
+    *,
+    batch_dims: int = 0,
+    reduce: Reduction = "update",
+    bad_indices: Policy = "error",
+) -> Array:
+    """`params` with `updates` written at index vectors, like TensorFlow's
+    ``tensor_scatter_nd_update`` / ``_add`` / ``_min`` / ``_max``: the inverse of
+    :func:`gather_nd`.
+
+    Parameters
+    ----------
+    params : array
+        The data, of rank ``r``; never modified.
+    indices : array of integers, or nested lists of ints
+        As in :func:`gather_nd`: index vectors along the last axis.
+    updates : array, or values
+        Shape ``indices.shape[:-1] + params.shape[batch_dims + indices.shape[-1]:]`` (with the
+        batch axes first: the shape :func:`gather_nd` would return), of a dtype that casts
+        safely to params'.
+    batch_dims : int, optional
+        As in :func:`gather_nd`.
+    reduce : {"update", "add", "multiply", "min", "max"}, optional
+        How an update combines with the element: ``"update"`` replaces it (with duplicate
+        vectors, the last update in row-major order wins); the others combine every update to
+        the element with its value.
+    bad_indices : {"error", "ignore", "clip", "wrap", "unchecked"}, optional
+        As in :func:`gather_nd`; ``"ignore"`` drops the updates of bad vectors.
+
+    Returns
+    -------
+    array
+        A new array of params' shape, dtype, namespace and device.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagather as pg
+    >>> pg.scatter_nd(np.zeros(4, dtype=int), [[1], [3], [1]], [5, 6, 7])
+    array([0, 7, 0, 6])
+    >>> pg.scatter_nd(np.zeros(4, dtype=int), [[1], [3], [1]], [5, 6, 7], reduce="add")
+    array([ 0, 12,  0,  6])
+    >>> pg.scatter_nd(np.ones((2, 2)), [[0, 1], [5, 0]], [9.0, 8.0], bad_indices="ignore")
+    array([[1., 9.],
+           [1., 1.]])
+    """
+    return _execute_scatter(  # type: ignore[no-any-return]
+        params, indices, updates, ("params", "indices", "updates"), plan_gather_nd,
+        (_int_argument(batch_dims, "batch_dims"),), reduce, bad_indices, "exact",
+    )  # fmt: skip
+
+
+def scatter_d(
+    x: Array,
+    dim: int,
+    index: Array | IndexLike,
+    src: Array | Any,
+    *,
+    reduce: Reduction = "update",
+    bad_indices: Policy = "error",
+) -> Array:
+    """`x` with `src` written along `dim` at `index`, like ``torch.scatter`` /
+    ``scatter_reduce``, MindSpore's ``TensorScatterElements`` and ONNX ``ScatterElements``:
+    the inverse of :func:`gather_d`.
+
+    ``out[i_0, ..., index[i], ..., i_{n-1}] = src[i]`` with ``index[i]`` in place of ``i_dim``.
+
+    Parameters
+    ----------
+    x : array
+        The data; never modified.
+    dim : int
+        The scattered axis, ``-x.ndim <= dim < x.ndim``.
+    index : array of integers, or nested lists of ints
+        As in :func:`gather_d`: same rank as `x`, ``index.shape[d] <= x.shape[d]`` for
+        ``d != dim``; values in ``[-n, n)``, negatives counting from the end.
+    src : array, or values
+        Same rank, at least ``index.shape`` on every axis; its leading ``index.shape`` block
+        is scattered (as in ``torch.scatter``).
+    reduce : {"update", "add", "multiply", "min", "max"}, optional
+        See :func:`scatter_nd`.
+    bad_indices : {"error", "ignore", "clip", "wrap", "unchecked"}, optional
+        See :func:`scatter_nd`.
+
+    Returns
+    -------
+    array
+        A new array of x's shape and dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagather as pg
+    >>> pg.scatter_d(np.zeros((2, 3), dtype=int), 1, [[2, 0], [-1, 1]], [[1, 2], [3, 4]])
+    array([[2, 0, 1],
+           [0, 4, 3]])
+    >>> pg.scatter_d(np.zeros(3, dtype=int), 0, [0, 0, 2], [1, 2, 3], reduce="add")
+    array([3, 0, 3])
+    """
+    return _execute_scatter(  # type: ignore[no-any-return]
+        x, index, src, ("x", "index", "src"), plan_gather_d, (_int_argument(dim, "dim"),),
+        reduce, bad_indices, "block",
+    )  # fmt: skip
+
+
+def put_along_axis(
+    x: Array,
+    indices: Array | IndexLike,
+    values: Array | Any,
+    /,
+    *,
+    axis: int = -1,
+    reduce: Reduction = "update",
+    bad_indices: Policy = "error",
+) -> Array:
+    """`x` with `values` written along `axis` at `indices`, like ``numpy.put_along_axis`` but
+    returning a new array: the inverse of :func:`take_along_axis`.
+
+    Parameters
+    ----------
+    x : array
+        The data; never modified.
+    indices : array of integers, or nested lists of ints
+        As in :func:`take_along_axis`: same rank as `x`, broadcasting against it on every
+        axis but `axis`; values in ``[-n, n)``.
+    values : array, or values
+        Broadcast to the shape :func:`take_along_axis` would return.
+    axis : int, optional
+        The axis written along, ``-x.ndim <= axis < x.ndim``.
+    reduce : {"update", "add", "multiply", "min", "max"}, optional
+        See :func:`scatter_nd`.
+    bad_indices : {"error", "ignore", "clip", "wrap", "unchecked"}, optional
+        See :func:`scatter_nd`.
+
+    Returns
+    -------
+    array
+        A new array of x's shape and dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagather as pg
+    >>> x = np.array([[10, 30, 20], [60, 40, 50]])
+    >>> pg.put_along_axis(x, np.argmax(x, axis=1, keepdims=True), 0, axis=1)
+    array([[10,  0, 20],
+           [ 0, 40, 50]])
+    """
+    return _execute_scatter(  # type: ignore[no-any-return]
+        x, indices, values, ("x", "indices", "values"), plan_take_along_axis,
+        (_int_argument(axis, "axis"),), reduce, bad_indices, "broadcast",
     )  # fmt: skip

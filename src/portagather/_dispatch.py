@@ -22,6 +22,7 @@ import array_api_compat as aac
 from ._errors import BadIndex
 from ._indices import Components, IndexAccess, flat_positions
 from ._plan import GatherPlan
+from ._scatter import flat_targets, last_of_runs, sorted_scatter, target_axes
 
 INT32_MAX = 2**31 - 1
 
@@ -87,6 +88,40 @@ class Engine:
             'that raises at run time; pass bad_indices="ignore", "clip", "wrap" or "unchecked"'
         )
         raise ValueError(msg)
+
+    # The scatter: a new array, the data with the updates combined at the components'
+    # targets (``_scatter``).
+
+    def copy(self, xp: Any, data: Any) -> Any:
+        """A new array equal to `data` (a scatter that writes nothing)."""
+        return xp.asarray(data, copy=True)
+
+    def scatter(
+        self, xp: Any, data: Any, components: Components, updates: Any, plan: GatherPlan,
+        reduce: str,
+    ) -> Any:  # fmt: skip
+        """`data` with `updates` (of ``plan.out_shape``) combined by `reduce` at the places
+        the gather of `plan` would read; ignored index vectors drop their updates."""
+        shape = tuple(data.shape)
+        size = math.prod(shape)
+        flat = flat_targets(
+            xp, target_axes(xp, components.values, plan, shape), shape, plan.out_shape
+        )
+        if components.keep is not None:
+            keep = xp.reshape(components.keep, plan.mask_shape)
+            flat = xp.where(keep, flat, size)  # past the end: dropped
+        elif components.keep_inside:
+            flat = self.clamp(xp, flat, 0, size - 1)
+        flat = xp.reshape(flat, (-1,))
+        line = xp.reshape(updates, (-1,))
+        drops = components.keep is not None
+        return self.scatter_flat(xp, data, flat, line, reduce, drops)
+
+    def scatter_flat(
+        self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str, drops: bool
+    ) -> Any:
+        """The scatter on 1-d flat positions (``data.size`` where `drops`: dropped)."""
+        return sorted_scatter(xp, data, flat, updates, reduce)
 
     # The gather: one read of the data at the components, as the plan lays them out.
 
@@ -255,6 +290,26 @@ class NumPyEngine(Engine):
             result = self.gather_along(xp, data, components, plan)
         return result if type(result) is np.ndarray else np.asarray(result)  # not a scalar
 
+    def scatter_flat(
+        self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str, drops: bool
+    ) -> Any:
+        """``ufunc.at`` for the reductions; under ``"update"``, one write of each element's
+        last update (from a stable sort), so duplicates never depend on write order."""
+        import numpy as np
+
+        out = np.array(data, order="C", copy=True)  # new and writable, whatever data was
+        line = out.reshape(-1)
+        if drops:
+            kept = flat < line.size
+            flat, updates = flat[kept], updates[kept]
+        if reduce == "update":
+            targets, sources = last_of_runs(np, flat)
+            line[targets] = updates[sources]
+        else:
+            ufunc = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
+            ufunc[reduce].at(line, flat, updates)
+        return out
+
     def fill(self, xp: Any, result: Any, keep: Any, fill: Any) -> Any:
         import numpy as np
 
@@ -382,13 +437,45 @@ class TorchEngine(Engine):
     def gather(
         self, xp: Any, data: Any, components: Components, plan: GatherPlan, out: Any = None
     ) -> Any:
-        import torch
-
-        signed = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
-        twin = signed.get(data.dtype)
+        twin = _signed_twin(data.dtype)
         if twin is None:
             return super().gather(xp, data, components, plan)
         return super().gather(xp, data.view(twin), components, plan).view(data.dtype)
+
+    def copy(self, xp: Any, data: Any) -> Any:
+        return data.clone()  # stays in the autograd graph
+
+    def scatter_flat(
+        self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str, drops: bool
+    ) -> Any:
+        """``index_put`` of each element's last update, ``scatter_add``, ``scatter_reduce``;
+        all out of place, so autograd sees them. uint16/32/64 (no kernels) go through the
+        signed type of the same width: the same bits for writes, sums and products (modulo
+        2**bits), and with the sign bit flipped for min and max, which keeps their order."""
+        import torch
+
+        line = data.reshape(-1).clone()
+        if drops:
+            kept = flat < line.numel()
+            flat, updates = flat[kept], updates[kept]
+        twin = _signed_twin(data.dtype)
+        if twin is not None:
+            line, updates = line.view(twin), updates.view(twin)
+            if reduce in ("min", "max"):
+                flip = torch.iinfo(twin).min
+                line, updates = line ^ flip, updates ^ flip
+        if reduce == "update":
+            targets, sources = last_of_runs(xp, flat)
+            line = line.index_put((targets,), updates[sources])
+        elif reduce == "add":
+            line = line.scatter_add(0, flat, updates)
+        else:
+            line = line.scatter_reduce(0, flat, updates, _TORCH_REDUCE[reduce], include_self=True)
+        if twin is not None:
+            if reduce in ("min", "max"):
+                line = line ^ flip
+            line = line.view(data.dtype)
+        return line.reshape(data.shape)
 
     def take(self, xp: Any, x: Any, indices: Any, axis: int) -> Any:
         # array-api-compat's take first maps negative indices: passes the policies made moot.
@@ -442,6 +529,17 @@ class NdonnxEngine(Engine):
     def reads_cheaply(self, x: Any) -> bool:
         return False
 
+
+def _signed_twin(dtype: Any) -> Any:
+    """The signed torch dtype of the width of unsigned `dtype` where torch lacks kernels for
+    it (uint16, 32, 64); else None."""
+    import torch
+
+    signed = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
+    return signed.get(dtype)
+
+
+_TORCH_REDUCE = {"multiply": "prod", "min": "amin", "max": "amax"}
 
 _ENGINES: dict[int, Engine] = {}
 

@@ -9,6 +9,7 @@ XLA applies inside the gather at no extra pass.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from ._dispatch import INT32_MAX, Engine
 from ._errors import BadIndex
 from ._indices import Components, IndexAccess
 from ._plan import GatherPlan
+from ._scatter import target_axes
 
 
 class JaxEngine(Engine):
@@ -72,6 +74,40 @@ class JaxEngine(Engine):
         # Out-of-range reads (ignored, or to be reported by checkify) are clamped by XLA.
         mode = "clip" if components.keep is not None or components.keep_inside else None
         return jnp.take_along_axis(x, index, axis=plan.axis, mode=mode or "promise_in_bounds")
+
+    def scatter(
+        self, xp: Any, data: Any, components: Components, updates: Any, plan: GatherPlan,
+        reduce: str,
+    ) -> Any:  # fmt: skip
+        """One XLA scatter along the original axes (``data.at[β, :, c0, c1, ...]``).
+
+        Ignored vectors are moved out of range and dropped by the scatter's ``drop`` mode.
+        ``"update"`` scatters positions, not values: the largest (last) update position per
+        element, then one gather of the winning updates, so duplicates never depend on the
+        order in which XLA writes; its gradient is that gather's, masked to the winners.
+        """
+        import jax.numpy as jnp
+
+        parts = components.values
+        mode = "promise_in_bounds"
+        if components.keep is not None:
+            parts = [
+                jnp.where(components.keep, c, n)
+                for c, n in zip(parts, plan.axis_sizes, strict=True)
+            ]
+            mode = "drop"
+        elif components.keep_inside:
+            mode = "clip"
+        where = tuple(target_axes(xp, parts, plan, tuple(data.shape)))
+        if reduce == "update":
+            count = math.prod(plan.out_shape)
+            self.flat_index_dtype(xp, count)  # refuses what int32 cannot number
+            positions = jnp.reshape(jnp.arange(count, dtype=jnp.int32), plan.out_shape)
+            none = jnp.full(data.shape, -1, dtype=jnp.int32)
+            winner = none.at[where].max(positions, mode=mode)
+            picked = jnp.take(jnp.reshape(updates, (-1,)), jnp.maximum(winner, 0), mode="clip")
+            return jnp.where(winner >= 0, picked, data)
+        return getattr(data.at[where], reduce)(updates, mode=mode)
 
     def enforce_lazily(self, xp: Any, bad: Any, indices: Any, report: BadIndex, result: Any) -> Any:
         """Add a ``checkify`` check that reports the first bad index as the eager path does."""

@@ -12,6 +12,9 @@ Policy: TypeAlias = Literal[
     "error", "ignore", "clip", "wrap", "unchecked", "ERROR", "IGNORE", "DEFAULT", ""
 ]
 
+#: How a scatter combines an update with the element it lands on.
+Reduction: TypeAlias = Literal["update", "add", "multiply", "min", "max"]
+
 #: A fill value: a Python scalar, or a 0-d array (typed loosely: each library has its own).
 Scalar: TypeAlias = bool | int | float | complex | str | Any
 

@@ -167,3 +167,99 @@ def ref_take_along_axis(
             source = tuple(0 if x.shape[d] == 1 else p for d, p in enumerate(position))
             out[position] = x[source[:axis] + (value,) + source[axis + 1 :]]
     return out
+
+
+# The scatters: every update, in row-major order of the updates, combined into a copy of the
+# data one at a time (so under "update" a later update overwrites an earlier one).
+
+
+def _apply(out: npt.NDArray[Any], target: tuple[int, ...], value: Any, reduce: str) -> None:
+    old = out[target]
+    if reduce == "add":
+        value = old + value
+    elif reduce == "multiply":
+        value = old * value
+    elif reduce == "min":
+        value = min(old, value)
+    elif reduce == "max":
+        value = max(old, value)
+    out[target] = value
+
+
+def ref_scatter_nd(
+    params: npt.ArrayLike,
+    indices: npt.ArrayLike,
+    updates: npt.ArrayLike,
+    batch_dims: int = 0,
+    reduce: str = "update",
+    bad_indices: str = "error",
+) -> npt.NDArray[Any]:
+    params, indices = np.asarray(params), np.asarray(indices)
+    out: npt.NDArray[Any] = params.copy()
+    policy, b = _policy(bad_indices), batch_dims
+    depth = indices.shape[-1]
+    grid = indices.ndim - 1 - b
+    updates = np.asarray(updates, dtype=params.dtype)
+    for position in itertools.product(*(range(s) for s in updates.shape)):
+        vector = indices[position[: b + grid]]
+        fixed = [
+            _fix(vector[j], params.shape[b + j], policy, allow_negative=False) for j in range(depth)
+        ]
+        if any(c is None for c in fixed):
+            _bad(policy, f"indices{list(position[: b + grid])} = {vector.tolist()}")
+            continue
+        target = position[:b] + tuple(int(c) for c in fixed if c is not None) + position[b + grid :]
+        _apply(out, target, updates[position], reduce)
+    return out
+
+
+def ref_scatter_d(
+    x: npt.ArrayLike,
+    dim: int,
+    index: npt.ArrayLike,
+    src: npt.ArrayLike,
+    reduce: str = "update",
+    bad_indices: str = "error",
+) -> npt.NDArray[Any]:
+    x, index = np.asarray(x), np.asarray(index)
+    out: npt.NDArray[Any] = x.copy()
+    src = np.asarray(src, dtype=x.dtype)
+    policy = _policy(bad_indices)
+    dim = dim + x.ndim if dim < 0 else dim
+    for position in itertools.product(*(range(s) for s in index.shape)):
+        value = _fix(index[position], x.shape[dim], policy, allow_negative=True)
+        if value is None:
+            _bad(policy, f"index{list(position)} = {int(index[position])}")
+            continue
+        _apply(out, position[:dim] + (value,) + position[dim + 1 :], src[position], reduce)
+    return out
+
+
+def ref_put_along_axis(
+    x: npt.ArrayLike,
+    indices: npt.ArrayLike,
+    values: npt.ArrayLike,
+    axis: int = -1,
+    reduce: str = "update",
+    bad_indices: str = "error",
+) -> npt.NDArray[Any]:
+    x, indices = np.asarray(x), np.asarray(indices)
+    out: npt.NDArray[Any] = x.copy()
+    policy = _policy(bad_indices)
+    axis = axis + x.ndim if axis < 0 else axis
+    shape = tuple(
+        indices.shape[d]
+        if d == axis
+        else (x.shape[d] if indices.shape[d] == 1 else indices.shape[d])
+        for d in range(x.ndim)
+    )
+    values = np.broadcast_to(np.asarray(values, dtype=x.dtype), shape)
+    for position in itertools.product(*(range(s) for s in shape)):
+        at_index = tuple(0 if indices.shape[d] == 1 else p for d, p in enumerate(position))
+        value = _fix(indices[at_index], x.shape[axis], policy, allow_negative=True)
+        if value is None:
+            _bad(policy, f"indices{list(at_index)} = {int(indices[at_index])}")
+            continue
+        target = tuple(0 if x.shape[d] == 1 else p for d, p in enumerate(position))
+        _apply(out, target[:axis] + (value,) + target[axis + 1 :], values[position], reduce)
+    return out
