@@ -230,8 +230,10 @@ def _fill_scalar(fill_value: object) -> Any:
         return _UNKNOWN
 
 
-def _dtype_name(dtype: Any) -> str:
-    return str(getattr(dtype, "name", dtype)).removeprefix("torch.")
+def dtype_name(dtype: Any) -> str:
+    """A dtype's name as every backend would print it: ``int32``, not ``torch.int32``,
+    ``array_api_strict.int32`` or ndonnx's ``Int32``."""
+    return str(getattr(dtype, "name", dtype)).rsplit(".", 1)[-1].lower()
 
 
 def _fitted(xp: Any, value: Any, fill_value: object, dtype: Any) -> Any:
@@ -240,7 +242,7 @@ def _fitted(xp: Any, value: Any, fill_value: object, dtype: Any) -> Any:
     def refuse() -> None:
         msg = (
             f"fill_value={fill_value!r} cannot be held exactly by the data's dtype "
-            f"{_dtype_name(dtype)}"
+            f"{dtype_name(dtype)}"
         )
         raise ValueError(msg)
 

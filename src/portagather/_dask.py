@@ -46,6 +46,14 @@ class DaskEngine(Engine):
     def enforce_lazily(self, xp: Any, bad: Any, indices: Any, report: BadIndex, result: Any) -> Any:
         return _dask_checked(bad, indices, report, result)
 
+    def copy(self, xp: Any, data: Any) -> Any:
+        return data  # Dask arrays are never written in place
+
+    def scatter_at(
+        self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str, drops: bool
+    ) -> Any:
+        return routed_scatter(data, flat, updates, reduce)
+
     def gather_axes(self, xp: Any, params: Any, components: Components, plan: GatherPlan) -> Any:
         """Params axes: batch axes routed by the index position, gathered axes by the
         components, the outer and inner axes carried into the result in params' chunks."""
@@ -386,3 +394,134 @@ def _merge_pieces(
         for axis in route.out_axes
     ]
     return np.ascontiguousarray(np.transpose(out, order)) if order != sorted(order) else out
+
+
+# The routed scatter: updates travel to the data's blocks, the data never moves.
+#
+#   split[U]      one task per update chunk: its updates sorted into one piece per data
+#                 block (block-local flat positions, values, positions in the whole update
+#                 array, which order duplicates under "update")
+#   piece[U, k]   the k-th piece of split[U]
+#   out[k]        data block k with the pieces of every update chunk applied: one block of
+#                 the result, in the data's chunks
+#
+# No task reads more than one data block; what moves is the updates and their positions.
+
+
+@dataclass(frozen=True)
+class _Scatter:
+    """What the tasks of one routed scatter need to know; small and picklable."""
+
+    shape: tuple[int, ...]  # the data's shape
+    ends: tuple[tuple[int, ...], ...]  # per data axis: where each block ends
+    starts: tuple[tuple[int, ...], ...]  # per data axis: where each block starts
+    numblocks: tuple[int, ...]
+    update_shape: tuple[int, ...]
+    reduce: str
+
+
+def routed_scatter(data: Any, flat: Any, updates: Any, reduce: str) -> Any:
+    """`data` with `updates` combined at row-major flat positions `flat` (same shape as
+    `updates`; positions outside ``[0, data.size)`` are dropped), block by block."""
+    import dask.array as da
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
+
+    if any(math.isnan(c) for chunks in (*data.chunks, *updates.chunks) for c in chunks):
+        msg = (
+            "the data and the updates must have known chunk sizes (Dask arrays made by "
+            "boolean indexing have none); call .compute_chunk_sizes() on them first"
+        )
+        raise ValueError(msg)
+    flat = flat.rechunk(updates.chunks)
+    route = _Scatter(
+        tuple(int(n) for n in data.shape),
+        tuple(tuple(int(e) for e in np.cumsum(c)) for c in data.chunks),
+        tuple(tuple(int(s) for s in np.cumsum((0, *c[:-1]))) for c in data.chunks),
+        tuple(len(c) for c in data.chunks),
+        tuple(int(n) for n in updates.shape),
+        reduce,
+    )
+    token = tokenize(data, flat, updates, route)
+    split, piece, out = (f"pg-scatter-{step}-{token}" for step in ("split", "piece", "out"))
+    update_starts = [tuple(int(s) for s in np.cumsum((0, *c[:-1]))) for c in updates.chunks]
+    blocks = list(itertools.product(*(range(n) for n in route.numblocks)))
+    graph: dict[Any, Any] = {}
+    chunk_keys = list(itertools.product(*(range(len(c)) for c in updates.chunks)))
+    for chunk in chunk_keys:
+        offset = tuple(update_starts[g][k] for g, k in enumerate(chunk))
+        graph[tuple([split, *chunk])] = (
+            _split_updates, (flat.name, *chunk), (updates.name, *chunk), route, offset,
+        )  # fmt: skip
+        for k in range(len(blocks)):
+            graph[tuple([piece, *chunk, k])] = (_take_piece, (split, *chunk), k)
+    for k, block in enumerate(blocks):
+        pieces = [(piece, *chunk, k) for chunk in chunk_keys]
+        graph[tuple([out, *block])] = (_scatter_block, (data.name, *block), pieces, route)
+    hlg = HighLevelGraph.from_collections(out, graph, dependencies=[data, flat, updates])
+    meta = np.empty((0,) * data.ndim, dtype=data.dtype)
+    return da.Array(hlg, out, data.chunks, meta=meta)
+
+
+def _split_updates(
+    flat_block: Any, update_block: Any, route: _Scatter, offset: tuple[int, ...]
+) -> list[tuple[Any, Any, Any]]:
+    """One update chunk sorted into pieces, one per data block: (block-local flat positions,
+    values, row-major positions in the whole update array)."""
+    flat = np.asarray(flat_block).reshape(-1)
+    values = np.asarray(update_block).reshape(-1)
+    local_shape = np.shape(flat_block)
+    size = math.prod(route.shape)
+    inside = (flat >= 0) & (flat < size)
+    where = np.flatnonzero(inside)
+    flat, values = flat[where], values[where]
+    coordinates = np.unravel_index(flat, route.shape) if route.shape else ()
+    block_of = [
+        np.searchsorted(np.asarray(route.ends[d]), coordinates[d], side="right")
+        for d in range(len(route.shape))
+    ]
+    code = (
+        np.ravel_multi_index(block_of, route.numblocks)
+        if route.shape
+        else np.zeros(flat.shape, dtype=np.intp)
+    )
+    order = np.argsort(code, kind="stable")
+    count = math.prod(route.numblocks)
+    bounds = np.cumsum(np.bincount(code, minlength=count))[:-1]
+    pieces = []
+    position = np.unravel_index(where, local_shape) if local_shape else ()
+    global_position = (
+        np.ravel_multi_index(
+            [p + o for p, o in zip(position, offset, strict=True)], route.update_shape
+        )
+        if local_shape
+        else np.zeros(where.shape, dtype=np.intp)
+    )
+    for k, taken in enumerate(np.split(order, bounds)):
+        block = np.unravel_index(k, route.numblocks) if route.shape else ()
+        block_shape = tuple(
+            route.ends[d][block[d]] - route.starts[d][block[d]] for d in range(len(block))
+        )
+        local = [coordinates[d][taken] - route.starts[d][block[d]] for d in range(len(block))]
+        local_flat = (
+            np.ravel_multi_index(local, block_shape)
+            if block_shape
+            else np.zeros(taken.shape, dtype=np.intp)
+        )
+        pieces.append((local_flat, values[taken], global_position[taken]))
+    return pieces
+
+
+def _scatter_block(block: Any, pieces: list[tuple[Any, Any, Any]], route: _Scatter) -> Any:
+    """One data block with every piece aimed at it applied, in the order of the updates."""
+    from ._dispatch import NumPyEngine
+
+    block = np.asarray(block)
+    if not any(len(p[0]) for p in pieces):
+        return block.copy()
+    flat = np.concatenate([p[0] for p in pieces])
+    values = np.concatenate([p[1] for p in pieces])
+    if route.reduce == "update":  # duplicates: the last in the order of the whole updates
+        order = np.argsort(np.concatenate([p[2] for p in pieces]), kind="stable")
+        flat, values = flat[order], values[order]
+    return NumPyEngine().scatter_at(np, block, flat, values, route.reduce, drops=False)

@@ -105,23 +105,25 @@ class Engine:
         shape = tuple(data.shape)
         size = math.prod(shape)
         flat = flat_targets(
-            xp, target_axes(xp, components.values, plan, shape), shape, plan.out_shape
+            xp,
+            target_axes(xp, components.values, plan, shape, self.wide_index_dtype(xp)),
+            shape,
+            plan.out_shape,
         )
         if components.keep is not None:
             keep = xp.reshape(components.keep, plan.mask_shape)
             flat = xp.where(keep, flat, size)  # past the end: dropped
         elif components.keep_inside:
             flat = self.clamp(xp, flat, 0, size - 1)
-        flat = xp.reshape(flat, (-1,))
-        line = xp.reshape(updates, (-1,))
-        drops = components.keep is not None
-        return self.scatter_flat(xp, data, flat, line, reduce, drops)
+        return self.scatter_at(xp, data, flat, updates, reduce, components.keep is not None)
 
-    def scatter_flat(
+    def scatter_at(
         self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str, drops: bool
     ) -> Any:
-        """The scatter on 1-d flat positions (``data.size`` where `drops`: dropped)."""
-        return sorted_scatter(xp, data, flat, updates, reduce)
+        """The scatter at flat positions `flat` into `data` (shaped like `updates`; where
+        `drops`, ``data.size`` marks an update to drop)."""
+        line = xp.reshape(updates, (-1,))
+        return sorted_scatter(xp, data, xp.reshape(flat, (-1,)), line, reduce)
 
     # The gather: one read of the data at the components, as the plan lays them out.
 
@@ -290,7 +292,7 @@ class NumPyEngine(Engine):
             result = self.gather_along(xp, data, components, plan)
         return result if type(result) is np.ndarray else np.asarray(result)  # not a scalar
 
-    def scatter_flat(
+    def scatter_at(
         self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str, drops: bool
     ) -> Any:
         """``ufunc.at`` for the reductions; under ``"update"``, one write of each element's
@@ -299,6 +301,7 @@ class NumPyEngine(Engine):
 
         out = np.array(data, order="C", copy=True)  # new and writable, whatever data was
         line = out.reshape(-1)
+        flat, updates = flat.reshape(-1), updates.reshape(-1)
         if drops:
             kept = flat < line.size
             flat, updates = flat[kept], updates[kept]
@@ -445,7 +448,7 @@ class TorchEngine(Engine):
     def copy(self, xp: Any, data: Any) -> Any:
         return data.clone()  # stays in the autograd graph
 
-    def scatter_flat(
+    def scatter_at(
         self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str, drops: bool
     ) -> Any:
         """``index_put`` of each element's last update, ``scatter_add``, ``scatter_reduce``;
@@ -455,6 +458,7 @@ class TorchEngine(Engine):
         import torch
 
         line = data.reshape(-1).clone()
+        flat, updates = flat.reshape(-1), updates.reshape(-1)
         if drops:
             kept = flat < line.numel()
             flat, updates = flat[kept], updates[kept]

@@ -98,7 +98,10 @@ class JaxEngine(Engine):
             mode = "drop"
         elif components.keep_inside:
             mode = "clip"
-        where = tuple(target_axes(xp, parts, plan, tuple(data.shape)))
+        where = tuple(
+            jnp.broadcast_to(axis, plan.out_shape)  # JAX wants the updates' shape
+            for axis in target_axes(xp, parts, plan, tuple(data.shape), self.wide_index_dtype(xp))
+        )
         if reduce == "update":
             count = math.prod(plan.out_shape)
             self.flat_index_dtype(xp, count)  # refuses what int32 cannot number

@@ -21,6 +21,9 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import array_api_compat as aac
+import numpy as np
+
+from ._arrays import dtype_name
 
 if TYPE_CHECKING:
     from ._plan import GatherPlan
@@ -44,7 +47,7 @@ def check_reduce_dtype(xp: Any, reduce: str, dtype: Any, data_name: str) -> None
     if reduce == "update" or (numeric and not (reduce in ("min", "max") and _complex(xp, dtype))):
         return
     kind = "a real numeric" if reduce in ("min", "max") else "a numeric"
-    msg = f'reduce="{reduce}" needs {data_name} of {kind} dtype; got {dtype}'
+    msg = f'reduce="{reduce}" needs {data_name} of {kind} dtype; got {dtype_name(dtype)}'
     raise TypeError(msg)
 
 
@@ -81,15 +84,16 @@ def check_updates(
             raise TypeError(msg)
         if updates.dtype != data.dtype and not _casts_safely(xp, updates.dtype, data.dtype):
             msg = (
-                f"{name} must have a dtype that casts safely to {data_name}'s "
-                f"{data.dtype}; got {updates.dtype}"
+                f"{name} must have a dtype that casts safely to {data_name}.dtype = "
+                f"{dtype_name(data.dtype)}; got {dtype_name(updates.dtype)}"
             )
             raise TypeError(msg)
     else:
         try:
             updates = xp.asarray(updates, dtype=data.dtype, device=aac.device(data))
         except (TypeError, ValueError, OverflowError) as err:
-            msg = f"{name} must be an array, or values of {data_name}'s {data.dtype}; {err}"
+            wanted = dtype_name(data.dtype)
+            msg = f"{name} must be an array, or values of {data_name}.dtype = {wanted}; {err}"
             raise TypeError(msg) from None
     given = tuple(updates.shape)
     if mode == "block":
@@ -117,6 +121,13 @@ def check_updates(
 
 
 def _casts_safely(xp: Any, source: Any, target: Any) -> bool:
+    """NumPy's "safe" casting between the standard's dtypes, by name (backends differ:
+    ndonnx lets float32 cast to int32); the namespace's ``can_cast`` for any other dtype."""
+    names = dtype_name(source), dtype_name(target)
+    try:
+        return bool(np.can_cast(np.dtype(names[0]), np.dtype(names[1]), casting="safe"))
+    except TypeError:
+        pass
     try:
         return bool(xp.can_cast(source, target))
     except TypeError:
@@ -124,17 +135,18 @@ def _casts_safely(xp: Any, source: Any, target: Any) -> bool:
 
 
 def target_axes(
-    xp: Any, components: list[Any], plan: GatherPlan, shape: tuple[int, ...]
+    xp: Any, components: list[Any], plan: GatherPlan, shape: tuple[int, ...], dtype: Any
 ) -> list[Any]:
     """Where each update element lands: one integer array per axis of the data, each
     broadcastable against ``plan.out_shape`` (the updates' shape).
 
     The gathered axes take the index components; every other axis of the data is matched to
-    an axis of the updates by position (an ``arange`` along that axis).
+    an axis of the updates by position (an ``arange`` along that axis, of `dtype` where
+    there are no components to take it from).
     """
     out_shape, rank = plan.out_shape, len(plan.out_shape)
     device = aac.device(components[0]) if components else None
-    dtype = components[0].dtype if components else xp.int64
+    dtype = components[0].dtype if components else dtype
 
     def position(size: int, at: int) -> Any:
         line = xp.arange(size, dtype=dtype, device=device)

@@ -129,7 +129,7 @@ def check_result(backend: Backend, out: Any, expected: npt.NDArray[Any], data: A
 
 
 def raises_lazily(
-    backend: Backend, error: type[_E], call: Call, match: str | None = None
+    backend: Backend, error: type[_E], call: Call | ScatterCall, match: str | None = None
 ) -> pytest.ExceptionInfo[_E]:
     """Assert that `call` raises `error`, at call time or (Dask) when computed."""
     import pytest
@@ -143,7 +143,7 @@ def raises_lazily(
     return info
 
 
-def check_call(backend: Backend, call: Call) -> None:
+def check_call(backend: Backend, call: Call | ScatterCall) -> None:
     """Run `call` and compare with the reference, or expect its IndexError (Dask: on compute)."""
     try:
         expected = call.expected()
@@ -238,3 +238,79 @@ BAD = {
     "gather_d": Call("gather_d", _M232, np.array([[[1, -1]], [[-3, 2]]]), {"dim": 1}),
     "take_along_axis": Call("take_along_axis", _M232, np.array([[[0], [3], [-3]]]), {"axis": 1}),
 }
+
+
+# The scatters: each is the inverse of one gather, and its cases are that gather's calls with
+# updates of the gathered shape.
+
+#: Each scatter and the gather whose reads it writes.
+SCATTERS = {"scatter_nd": "gather_nd", "scatter_d": "gather_d", "put_along_axis": "take_along_axis"}
+REDUCTIONS = ("update", "add", "multiply", "min", "max")
+
+_SCATTER_REFERENCES: dict[str, Callable[..., npt.NDArray[Any]]] = {
+    "scatter_nd": reference.ref_scatter_nd,
+    "scatter_d": reference.ref_scatter_d,
+    "put_along_axis": reference.ref_put_along_axis,
+}
+
+
+@dataclass
+class ScatterCall:
+    """One call of a scatter on NumPy inputs (``dim`` of ``scatter_d`` passed positionally);
+    `chunks` lays out data, indices and updates on backends with chunks."""
+
+    op: str
+    data: npt.NDArray[Any]
+    indices: npt.NDArray[Any]
+    updates: npt.NDArray[Any]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    chunks: tuple[Chunks, Chunks, Chunks] | None = None
+
+    def args(self, data: Any, indices: Any, updates: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        kwargs = dict(self.kwargs)
+        if self.op == "scatter_d":
+            return (data, kwargs.pop("dim"), indices, updates), kwargs
+        return (data, indices, updates), kwargs
+
+    def run(self, backend: Backend) -> tuple[Any, Any]:
+        """Run through portagather on `backend`; returns ``(result, data array)``."""
+        layout = self.chunks or (None, None, None)
+        data, indices, updates = (
+            _asarray(backend, a, c)
+            for a, c in zip((self.data, self.indices, self.updates), layout, strict=True)
+        )
+        args, kwargs = self.args(data, indices, updates)
+        return getattr(pg, self.op)(*args, **kwargs), data
+
+    def expected(self) -> npt.NDArray[Any]:
+        """The plain-loop reference's answer (raises IndexError like ``"error"``)."""
+        args, kwargs = self.args(self.data, self.indices, self.updates)
+        return _SCATTER_REFERENCES[self.op](*args, **kwargs)
+
+    def reproducer(self, backend_name: str) -> str:
+        args, kwargs = self.args("x", "indices", "updates")
+        text = ", ".join([*map(str, args)] + [f"{k}={v!r}" for k, v in kwargs.items()])
+        layout = self.chunks or (None, None, None)
+        lines = [
+            "import numpy as np, portagather as pg",
+            "from portagather.conformance.backends import load_backend",
+            f"b = load_backend({backend_name!r})",
+        ]
+        for name, values, chunks in zip(
+            ("x", "indices", "updates"), (self.data, self.indices, self.updates), layout,
+            strict=True,
+        ):  # fmt: skip
+            lines.append(
+                f"{name} = b.asarray({_literal(values)}"
+                + (f", chunks={chunks!r})" if chunks else ")")
+            )
+        return "\n".join([*lines, f"pg.{self.op}({text})"])
+
+
+def scatter_of(call: Call, updates: npt.NDArray[Any], **kwargs: Any) -> ScatterCall:
+    """The scatter that writes `updates` where gather `call` reads."""
+    op = next(s for s, g in SCATTERS.items() if g == call.op)
+    gather_kwargs = {k: v for k, v in call.kwargs.items() if k != "fill_value"}
+    return ScatterCall(
+        op, call.data, np.asarray(call.indices), updates, {**gather_kwargs, **kwargs}
+    )

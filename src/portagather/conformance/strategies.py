@@ -12,11 +12,23 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from .cases import Call, Chunks
+from .cases import SCATTERS, Call, Chunks, ScatterCall, scatter_of
 
 SIZES = st.integers(1, 3)
+
+
+def drawn(examples: int) -> settings:
+    """Settings of a drawn test: derandomized, so that CI runs the same cases every time."""
+    return settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
 
 
 def _data(shape: tuple[int, ...]) -> npt.NDArray[np.int32]:
@@ -250,3 +262,23 @@ def mixed_calls(
     if index_dtype.startswith("uint"):
         indices = np.abs(indices)
     return op, data, indices.astype(index_dtype), options, policy
+
+
+@st.composite
+def scatter_calls(draw: st.DrawFn, op: str, reduce: str, *, bad: bool = False) -> ScatterCall:
+    """Calls of scatter `op`: the inverse gather's drawn call, with updates of its result's
+    shape: distinct values (a wrong winner under "update" shows), small ones for "multiply"."""
+    gather_op = SCATTERS[op]
+    call = draw(calls(gather_op, batch=gather_op == "gather_nd" and draw(st.booleans()), bad=bad))
+    shape = Call(call.op, call.data, call.indices, {**call.kwargs, "bad_indices": "ignore"})
+    out_shape = shape.expected().shape
+    count = int(np.prod(out_shape))
+    if reduce == "multiply":
+        updates = _values(draw, out_shape, -2, 2).astype(np.int32)
+    else:
+        order = draw(st.permutations(range(count))) if count else []
+        updates = (np.asarray(order, dtype=np.int32) * 7 - 50).reshape(out_shape)
+    scatter = scatter_of(call, updates, reduce=reduce)
+    assert call.chunks is not None
+    scatter.chunks = (*call.chunks, draw(chunkings(out_shape)))
+    return scatter

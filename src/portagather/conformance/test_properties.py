@@ -1,22 +1,11 @@
 """Calls drawn by hypothesis, checked against the plain-loop reference."""
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 from . import strategies
 from .cases import OPS, POLICIES, Call, check_call, check_result, check_unchecked
-
-
-# derandomize: the same cases on every run, so CI is reproducible.
-def drawn(examples: int) -> settings:
-    return settings(
-        max_examples=examples,
-        derandomize=True,
-        database=None,
-        deadline=None,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    )
-
+from .strategies import drawn
 
 BATCHED = ("gather_nd", "gather")
 
