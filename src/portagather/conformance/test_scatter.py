@@ -237,7 +237,8 @@ def test_jit_error_through_checkify(backend):
     checked = checkify.checkify(jax.jit(f))
     x, u = backend.asarray(M23), backend.asarray(np.array([5, 6], np.int32))
     error, _ = checked(x, backend.asarray(np.array([[0, 0], [1, 3]])), u)
-    assert error.get() is not None and "indices[1] = [1, 3]" in error.get()
+    message = error.get()
+    assert message is not None and "indices[1] = [1, 3]" in message
     error, out = checked(x, backend.asarray(np.array([[0, 0], [1, 2]])), u)
     assert error.get() is None
     expected = M23.copy()
