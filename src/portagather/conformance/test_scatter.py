@@ -328,5 +328,5 @@ def test_dask_stays_lazy_until_computed(backend: Backend, op):
         args, kwargs = call.args(data, indices, updates)
         lazy = getattr(pg, op)(*args, **kwargs)
     assert ran == [], "the call computed something"
-    with pytest.raises(IndexError, match=r"= 7"):
+    with pytest.raises(IndexError, match=r"= \[?7\]? "):
         lazy.compute()
