@@ -123,6 +123,51 @@ def test_every_task_reads_at_most_one_params_block(data, policy):
         assert costs.total_output <= 4 * (indices.nbytes + lazy.nbytes), (name, params.nbytes)
 
 
+def _scatter_calls(params, points, index_d, policy):
+    """The three scatters on persisted Dask inputs: (name, lazy call, params, updates, numpy
+    result from NumPy's own accumulating and assigning idioms)."""
+    p, pts = (a.persist(scheduler="sync") for a in _chunked(params, points))
+    idx_d = da.from_array(index_d, chunks=(CHUNK, -1)).persist(scheduler="sync")
+    rng = np.random.default_rng(1)
+    values = rng.standard_normal(points.shape[0]).astype(np.float32)
+    values_d = rng.standard_normal(index_d.shape).astype(np.float32)
+    u = da.from_array(values, chunks=pts.chunks[0]).persist(scheduler="sync")
+    u_d = da.from_array(values_d, chunks=idx_d.chunks).persist(scheduler="sync")
+    added = params.copy()
+    np.add.at(added, (points[:, 0], points[:, 1]), values)
+    larger = params.copy()
+    np.maximum.at(larger, (np.arange(SHAPE[0])[:, None], index_d % SHAPE[1]), values_d)
+    kw = {"bad_indices": policy}
+    return [
+        ("scatter_nd", pg.scatter_nd(p, pts, u, reduce="add", **kw), p, u, added),
+        ("scatter_d", pg.scatter_d(p, 1, idx_d, u_d, reduce="max", **kw), p, u_d, larger),
+        (
+            "put_along_axis",
+            pg.put_along_axis(p, idx_d, u_d, axis=1, reduce="max", **kw),
+            p, u_d, larger,
+        ),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("policy", ["error", "ignore"])
+def test_every_scatter_task_reads_at_most_one_params_block(data, policy):
+    """Scatters route the updates to params' blocks as gathers route indices: no task reads
+    more than one params block or more than 2 x (params block + update chunk + its index
+    chunk), and the result is right (against NumPy's ufunc.at)."""
+    params, points, _, index_d = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dask.array.PerformanceWarning)
+        calls = _scatter_calls(params, points, index_d, policy)
+    for name, lazy, p, updates, wanted in calls:
+        out, costs = dask_costs.measure(lazy, p.name)
+        block = _largest_chunk_bytes(p)
+        update_chunk = _largest_chunk_bytes(updates)
+        per_task = block + update_chunk * (1 + 8 // updates.dtype.itemsize * 2)
+        assert costs.most_params_blocks == 1, name
+        assert costs.largest_input <= 2 * per_task, (name, costs.largest_input, per_task)
+        np.testing.assert_allclose(out, wanted, rtol=1e-6, err_msg=name)
+
+
 def test_unknown_chunk_sizes_are_refused_clearly():
     params = da.from_array(np.arange(12).reshape(3, 4), chunks=2)
     masked = params[params[:, 0] > 3]  # rows of unknown count
