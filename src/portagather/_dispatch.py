@@ -22,7 +22,7 @@ import array_api_compat as aac
 from ._errors import BadIndex
 from ._indices import Components, IndexAccess, flat_positions
 from ._plan import GatherPlan
-from ._scatter import flat_targets, last_of_runs, sorted_scatter, target_axes
+from ._scatter import flat_targets, sorted_scatter, target_axes
 
 INT32_MAX = 2**31 - 1
 
@@ -306,12 +306,34 @@ class NumPyEngine(Engine):
             kept = flat < line.size
             flat, updates = flat[kept], updates[kept]
         if reduce == "update":
-            targets, sources = last_of_runs(np, flat)
-            line[targets] = updates[sources]
+            won = self._last_writes(line.size, flat)
+            line[flat[won]] = updates[won]
         else:
             ufunc = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
             ufunc[reduce].at(line, flat, updates)
         return out
+
+    @staticmethod
+    def _last_writes(size: int, flat: Any) -> Any:
+        """True at the last occurrence of each position in `flat` (1-d, in ``[0, size)``).
+
+        The positions 0, 1, ... are written at `flat` into an uninitialised buffer (only the
+        touched pages are ever allocated) and read back: where every update reads back a
+        position at least its own, the buffer holds each element's last update; otherwise
+        ``maximum.at`` settles it. Either way the winners are checked, not assumed from the
+        order in which NumPy writes.
+        """
+        import numpy as np
+
+        count = flat.shape[0]
+        positions = np.arange(count, dtype=np.int32 if count < 2**31 else np.int64)
+        winner = np.empty(size, dtype=positions.dtype)
+        winner[flat] = positions
+        won = winner[flat]
+        if (won < positions).any():
+            np.maximum.at(winner, flat, positions)
+            won = winner[flat]
+        return won == positions
 
     def fill(self, xp: Any, result: Any, keep: Any, fill: Any) -> Any:
         import numpy as np
@@ -469,8 +491,8 @@ class TorchEngine(Engine):
                 flip = torch.iinfo(twin).min
                 line, updates = line ^ flip, updates ^ flip
         if reduce == "update":
-            targets, sources = last_of_runs(xp, flat)
-            line = line.index_put((targets,), updates[sources])
+            won = self._last_writes(line.numel(), flat)
+            line = line.index_put((flat[won],), updates[won])
         elif reduce == "add":
             line = line.scatter_add(0, flat, updates)
         else:
@@ -480,6 +502,22 @@ class TorchEngine(Engine):
                 line = line ^ flip
             line = line.view(data.dtype)
         return line.reshape(data.shape)
+
+    @staticmethod
+    def _last_writes(size: int, flat: Any) -> Any:
+        """True at the last occurrence of each position in `flat`: as NumPy's (written
+        positions read back and checked), settled by ``scatter_reduce("amax")`` where the
+        writes were not in order (torch documents them as unordered)."""
+        import torch
+
+        positions = torch.arange(flat.shape[0], device=flat.device)
+        winner = torch.empty(size, dtype=positions.dtype, device=flat.device)
+        winner.index_put_((flat,), positions)
+        won = winner[flat]
+        if bool((won < positions).any()):
+            winner.scatter_reduce_(0, flat, positions, "amax")
+            won = winner[flat]
+        return won == positions
 
     def take(self, xp: Any, x: Any, indices: Any, axis: int) -> Any:
         # array-api-compat's take first maps negative indices: passes the policies made moot.

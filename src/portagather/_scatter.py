@@ -11,8 +11,9 @@ runs up with ``searchsorted``) for namespaces with no accumulating scatter of th
 ``scatter_reduce``, JAX's ``.at``) take the targets from here and do the rest.
 
 Duplicates: every reduction combines all updates to an element; ``"update"`` keeps the last
-update in row-major order of the updates, resolved once from a stable sort of the targets
-(never by the order in which a backend happens to write).
+update in row-major order of the updates, resolved once per call and never assumed from the
+order in which a backend happens to write: a stable sort here, the update positions written
+and checked on NumPy and PyTorch, a scatter-max of positions on JAX.
 """
 
 from __future__ import annotations
@@ -236,15 +237,3 @@ def sorted_scatter(xp: Any, data: Any, flat: Any, updates: Any, reduce: str) -> 
     reduced = xp.take(values, last)
     new = combine(xp, reduce, flat_data, reduced)
     return xp.reshape(xp.where(hit, new, flat_data), data.shape)
-
-
-def last_of_runs(xp: Any, flat: Any) -> tuple[Any, Any]:
-    """``(targets, sources)``: each distinct flat position once, with the position in `flat`
-    (1-d) of its last occurrence, which wins under ``"update"``."""
-    order = xp.argsort(flat, stable=True)
-    ordered = xp.take(flat, order)
-    count = ordered.shape[0]
-    if count == 0:
-        return ordered, order
-    last = xp.concat([ordered[1:] != ordered[:-1], xp.ones((1,), dtype=xp.bool)])
-    return ordered[last], order[last]
