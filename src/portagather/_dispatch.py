@@ -473,8 +473,8 @@ class TorchEngine(Engine):
     def scatter_at(
         self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str, drops: bool
     ) -> Any:
-        """``index_put`` of each element's last update, ``scatter_add``, ``scatter_reduce``;
-        all out of place, so autograd sees them. uint16/32/64 (no kernels) go through the
+        """``index_put_`` of each element's last update, ``scatter_add_``, ``scatter_reduce_``
+        on a new copy of the data. uint16/32/64 (no kernels) go through the
         signed type of the same width: the same bits for writes, sums and products (modulo
         2**bits), and with the sign bit flipped for min and max, which keeps their order."""
         import torch
@@ -490,13 +490,15 @@ class TorchEngine(Engine):
             if reduce in ("min", "max"):
                 flip = torch.iinfo(twin).min
                 line, updates = line ^ flip, updates ^ flip
+        # In place on the new copy: autograd records in-place ops on it, and an out-of-place
+        # op would copy it again.
         if reduce == "update":
             won = self._last_writes(line.numel(), flat)
-            line = line.index_put((flat[won],), updates[won])
+            line.index_put_((flat[won],), updates[won])
         elif reduce == "add":
-            line = line.scatter_add(0, flat, updates)
+            line.scatter_add_(0, flat, updates)
         else:
-            line = line.scatter_reduce(0, flat, updates, _TORCH_REDUCE[reduce], include_self=True)
+            line.scatter_reduce_(0, flat, updates, _TORCH_REDUCE[reduce], include_self=True)
         if twin is not None:
             if reduce in ("min", "max"):
                 line = line ^ flip
