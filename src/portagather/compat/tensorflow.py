@@ -30,6 +30,7 @@ import array_api_compat as aac
 
 from .. import _api
 from .._arrays import as_arrays
+from .._types import Reduction
 from ._common import renamed, zeros_of
 
 __all__ = [
@@ -167,12 +168,12 @@ _SHAPE = {
 
 
 def _tensor_scatter(
-    tensor: Any, indices: Any, updates: Any, reduce: str, bad_indices_policy: str
+    tensor: Any, indices: Any, updates: Any, reduce: Reduction, bad_indices_policy: str
 ) -> Any:
     with renamed(_TENSOR):
         return _api.scatter_nd(
             tensor, indices, updates, reduce=reduce, bad_indices=_policy(bad_indices_policy)
-        )  # type: ignore[arg-type]
+        )
 
 
 def scatter_nd(
@@ -212,7 +213,7 @@ def scatter_nd(
     policy = _policy(bad_indices_policy)
     with renamed(_SHAPE):
         zeros, updates = zeros_of(shape, updates, indices)
-        return _api.scatter_nd(zeros, indices, updates, reduce="add", bad_indices=policy)  # type: ignore[arg-type]
+        return _api.scatter_nd(zeros, indices, updates, reduce="add", bad_indices=policy)
 
 
 def tensor_scatter_nd_update(
