@@ -19,7 +19,9 @@ What differs from TensorFlow:
   the same dtype); ``tensor_scatter_nd_update`` with duplicate index vectors keeps the last
   update in row-major order (TensorFlow leaves the order unspecified). ``scatter_nd`` makes
   its zeros in the namespace and dtype of `updates`; Python values for `updates` take the
-  default dtype of the indices' namespace (NumPy's int64, not TensorFlow's int32).
+  default dtype of the indices' namespace (NumPy's int64, not TensorFlow's int32). A 1-d
+  `indices` (a single index vector) is accepted; TensorFlow 2.21 refuses it ("Updates shape
+  must have rank at least one").
 """
 
 from __future__ import annotations
