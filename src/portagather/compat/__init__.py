@@ -4,9 +4,9 @@ portagather's core.
 Each module is a drop-in for the names a port needs, so that porting code is mostly a matter
 of changing an import line:
 
-=====================================  ==================================================
+=====================================  ===================================================
 module                                 replaces
-=====================================  ==================================================
+=====================================  ===================================================
 :mod:`portagather.compat.tensorflow`   ``tf.gather_nd``, ``tf.gather``, ``tf.scatter_nd``,
                                        ``tf.tensor_scatter_nd_update`` / ``_add`` /
                                        ``_sub`` / ``_min`` / ``_max``
@@ -21,7 +21,7 @@ module                                 replaces
 :mod:`portagather.compat.torch`        ``torch.gather``, ``torch.take_along_dim``,
                                        ``torch.scatter``, ``torch.scatter_add``,
                                        ``torch.scatter_reduce``
-=====================================  ==================================================
+=====================================  ===================================================
 
 The functions take arrays of any backend portagather supports (NumPy, JAX, PyTorch, Dask,
 ndonnx, array-api-strict) and return an array of the same backend; none of them imports the
