@@ -1,18 +1,27 @@
-"""Front ends with the exact signatures of other libraries' gathers, over portagather's core.
+"""Front ends with the exact signatures of other libraries' gathers and scatters, over
+portagather's core.
 
 Each module is a drop-in for the names a port needs, so that porting code is mostly a matter
 of changing an import line:
 
-=====================================  ==================================================
+=====================================  ===================================================
 module                                 replaces
-=====================================  ==================================================
-:mod:`portagather.compat.tensorflow`   ``tf.gather_nd``, ``tf.gather``
+=====================================  ===================================================
+:mod:`portagather.compat.tensorflow`   ``tf.gather_nd``, ``tf.gather``, ``tf.scatter_nd``,
+                                       ``tf.tensor_scatter_nd_update`` / ``_add`` /
+                                       ``_sub`` / ``_min`` / ``_max``
 :mod:`portagather.compat.mindspore`    ``ops.GatherD``, ``ops.gather_d``,
                                        ``ops.gather_elements``, ``ops.GatherNd``,
-                                       ``ops.gather_nd``, ``ops.gather``
-:mod:`portagather.compat.onnx`         ONNX ``Gather``, ``GatherElements``, ``GatherND``
-:mod:`portagather.compat.torch`        ``torch.gather``, ``torch.take_along_dim``
-=====================================  ==================================================
+                                       ``ops.gather_nd``, ``ops.gather``,
+                                       ``ops.TensorScatterElements``,
+                                       ``ops.tensor_scatter_elements``, ``ops.ScatterNd``,
+                                       ``ops.scatter_nd``
+:mod:`portagather.compat.onnx`         ONNX ``Gather``, ``GatherElements``, ``GatherND``,
+                                       ``ScatterElements``, ``ScatterND``
+:mod:`portagather.compat.torch`        ``torch.gather``, ``torch.take_along_dim``,
+                                       ``torch.scatter``, ``torch.scatter_add``,
+                                       ``torch.scatter_reduce``
+=====================================  ===================================================
 
 The functions take arrays of any backend portagather supports (NumPy, JAX, PyTorch, Dask,
 ndonnx, array-api-strict) and return an array of the same backend; none of them imports the

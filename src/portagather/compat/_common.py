@@ -1,9 +1,12 @@
-"""Helpers shared by the compat modules: turning negative indices into positive ones."""
+"""Helpers shared by the compat modules: turning negative indices into positive ones, the
+compat names in error messages, and the zeros a ``scatter_nd(indices, updates, shape)`` fills."""
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import array_api_compat as aac
@@ -70,3 +73,81 @@ def as_int(value: Any) -> Any:
         return operator.index(value)
     except TypeError:
         return value
+
+
+# -- the scatters' helpers ------------------------------------------------------------------
+
+#: Exceptions whose message is rewritten with the compat signature's argument names; any
+#: other type (a subclass with its own fields, a JAX or Dask error) goes through unchanged.
+_RENAMED_TYPES = (TypeError, ValueError, IndexError)
+
+
+def rename_text(text: str, renames: Mapping[str, str]) -> str:
+    """`text` with each core argument name (a whole word, not after a ``.``) replaced.
+
+    Keys may be phrases (``"params of shape"``); the longest key matching at a place wins.
+    """
+    if not renames:
+        return text
+    keys = sorted(renames, key=len, reverse=True)
+    pattern = r"(?<![\w.])(" + "|".join(re.escape(k) for k in keys) + r")(?![\w])"
+    return re.sub(pattern, lambda m: renames[m.group(1)], text)
+
+
+@contextmanager
+def renamed(renames: Mapping[str, str]) -> Iterator[None]:
+    """Re-raise the core's eager argument and index errors with the compat names.
+
+    The core names its arguments as its own signatures do (``params``, ``x``, ``index``,
+    ``src``, ...); a compat function wraps its core call in this so that a message names the
+    argument as the imitated signature spells it. Errors raised later (a Dask graph when it
+    runs, ``checkify`` under JAX) keep the core's names.
+    """
+    try:
+        yield
+    except _RENAMED_TYPES as err:
+        if type(err) not in _RENAMED_TYPES or len(err.args) != 1:
+            raise
+        text = err.args[0]
+        if not isinstance(text, str) or rename_text(text, renames) == text:
+            raise
+        raise type(err)(rename_text(text, renames)).with_traceback(err.__traceback__) from None
+
+
+def output_shape(shape: Any, name: str = "shape") -> tuple[int, ...]:
+    """`shape` (a sequence of ints, or a 1-d integer array) as a tuple of ints >= 0."""
+    values = shape.tolist() if hasattr(shape, "tolist") else shape
+    msg = f"{name} must be a sequence of ints; got {shape!r}"
+    if not isinstance(values, Iterable) or isinstance(values, str | bytes):
+        raise TypeError(msg)
+    sizes = []
+    for value in values:
+        if isinstance(value, bool):
+            raise TypeError(msg)
+        try:
+            sizes.append(operator.index(value))
+        except TypeError:
+            raise TypeError(msg) from None
+    if any(s < 0 for s in sizes):
+        msg = f"{name} must have no negative sizes; got {tuple(sizes)}"
+        raise ValueError(msg)
+    return tuple(sizes)
+
+
+def zeros_of(shape: Any, updates: Any, indices: Any, shape_name: str = "shape") -> tuple[Any, Any]:
+    """``(zeros, updates)``: zeros of `shape` with the namespace, dtype and device of
+    `updates` (of `indices`, or NumPy, where `updates` is no array: then Python values take
+    that namespace's default dtype), and `updates` as an array of that namespace."""
+    sizes = output_shape(shape, shape_name)
+    if aac.is_array_api_obj(updates):
+        xp = aac.array_namespace(updates)
+    elif aac.is_array_api_obj(indices):
+        xp = aac.array_namespace(indices)
+        updates = xp.asarray(updates, device=aac.device(indices))
+    else:
+        import numpy as np
+
+        xp = aac.array_namespace(np.empty(0))
+        updates = xp.asarray(updates)
+    zeros = xp.zeros(sizes, dtype=updates.dtype, device=aac.device(updates))
+    return zeros, updates

@@ -1,5 +1,7 @@
 """MindSpore's gathers (``ops.GatherD``, ``ops.gather_d``, ``ops.gather_elements``,
-``ops.GatherNd``, ``ops.gather_nd``, ``ops.gather``) with MindSpore's signatures.
+``ops.GatherNd``, ``ops.gather_nd``, ``ops.gather``) and scatters (``ops.TensorScatterElements``,
+``ops.tensor_scatter_elements``, ``ops.ScatterNd``, ``ops.scatter_nd``) with MindSpore's
+signatures.
 
 Port by changing the import::
 
@@ -21,9 +23,21 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _api
-from ._common import axis_size, count_from_end
+from .._types import Reduction
+from ._common import axis_size, count_from_end, renamed, zeros_of
 
-__all__ = ["GatherD", "GatherNd", "gather", "gather_d", "gather_elements", "gather_nd"]
+__all__ = [
+    "GatherD",
+    "GatherNd",
+    "ScatterNd",
+    "TensorScatterElements",
+    "gather",
+    "gather_d",
+    "gather_elements",
+    "gather_nd",
+    "scatter_nd",
+    "tensor_scatter_elements",
+]
 
 
 def gather_d(x: Any, dim: int, index: Any) -> Any:
@@ -124,3 +138,102 @@ def gather(input_params: Any, input_indices: Any, axis: int, batch_dims: int = 0
         names=("input_params", "input_indices"),
     )
     return _api.gather(input_params, input_indices, axis=axis, batch_dims=batch_dims)
+
+
+_ELEMENTS = {"x": "input_x", "index": "indices", "src": "updates", "dim": "axis"}
+_SHAPE = {
+    "params of shape": "shape",
+    "params.shape": "shape",
+    "params.ndim": "len(shape)",
+    "params": "updates",
+}
+_REDUCTIONS: dict[str, Reduction] = {"none": "update", "add": "add"}
+
+
+def tensor_scatter_elements(
+    input_x: Any, indices: Any, updates: Any, axis: int = 0, reduction: str = "none"
+) -> Any:
+    """``ops.tensor_scatter_elements``: a copy of `input_x` with `updates` written along
+    `axis` at `indices` (the inverse of :func:`gather_d`).
+
+    ``reduction="none"`` writes, ``"add"`` adds. Index values are valid in ``[-s, s)``; a value
+    outside raises :class:`IndexError` (see the module notes for MindSpore's behaviour).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import mindspore as ops
+    >>> ops.tensor_scatter_elements(np.array([[1, 2, 3, 4, 5]]), np.array([[2, -1]]),
+    ...                             np.array([[8, 8]]), axis=1, reduction="add")
+    array([[ 1,  2, 11,  4, 13]])
+    """
+    if not isinstance(reduction, str) or reduction not in _REDUCTIONS:
+        msg = f'reduction must be "none" or "add"; got {reduction!r}'
+        raise ValueError(msg)
+    with renamed(_ELEMENTS):
+        return _api.scatter_d(input_x, axis, indices, updates, reduce=_REDUCTIONS[reduction])
+
+
+class TensorScatterElements:
+    """``ops.TensorScatterElements(axis=0, reduction="none")``: the primitive form;
+    ``TensorScatterElements(axis, reduction)(input_x, indices, updates)`` is
+    :func:`tensor_scatter_elements`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import mindspore as ops
+    >>> op = ops.TensorScatterElements(0, "none")
+    >>> print(op(np.array([[1., 2, 3], [4, 5, 6], [7, 8, 9]]), np.array([[1, 0, 2], [0, 2, 1]]),
+    ...          np.zeros((2, 3))))
+    [[0. 0. 3.]
+     [0. 5. 0.]
+     [7. 0. 0.]]
+    """
+
+    def __init__(self, axis: int = 0, reduction: str = "none") -> None:
+        if not isinstance(reduction, str) or reduction not in _REDUCTIONS:
+            msg = f'reduction must be "none" or "add"; got {reduction!r}'
+            raise ValueError(msg)
+        self.axis = axis
+        self.reduction = reduction
+
+    def __call__(self, input_x: Any, indices: Any, updates: Any) -> Any:
+        return tensor_scatter_elements(input_x, indices, updates, self.axis, self.reduction)
+
+
+def scatter_nd(indices: Any, updates: Any, shape: Any) -> Any:
+    """``ops.scatter_nd``: zeros of `shape` with `updates` added at the index vectors
+    (duplicates summed, as MindSpore documents).
+
+    Each component ``j`` of an index vector is valid in ``[0, shape[j])``; a negative
+    component is a bad index, as in MindSpore.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import mindspore as ops
+    >>> print(ops.scatter_nd(np.array([[0, 1], [1, 1]]), np.array([3.2, 1.1]), (3, 3)))
+    [[0.  3.2 0. ]
+     [0.  1.1 0. ]
+     [0.  0.  0. ]]
+    """
+    with renamed(_SHAPE):
+        zeros, updates = zeros_of(shape, updates, indices)
+        return _api.scatter_nd(zeros, indices, updates, reduce="add")
+
+
+class ScatterNd:
+    """``ops.ScatterNd``: the primitive form; ``ScatterNd()(indices, updates, shape)`` is
+    :func:`scatter_nd`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import mindspore as ops
+    >>> ops.ScatterNd()(np.array([[1], [1], [3]]), np.array([1, 2, 4]), (5,))
+    array([0, 3, 0, 4, 0])
+    """
+
+    def __call__(self, indices: Any, updates: Any, shape: Any) -> Any:
+        return scatter_nd(indices, updates, shape)

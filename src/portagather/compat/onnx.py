@@ -1,4 +1,5 @@
-"""ONNX's ``Gather``, ``GatherElements`` and ``GatherND`` as functions, on any array backend.
+"""ONNX's ``Gather``, ``GatherElements``, ``GatherND``, ``ScatterElements`` and ``ScatterND`` as
+functions, on any array backend.
 
 The arguments are the operators' inputs followed by their attributes, with ONNX's defaults::
 
@@ -12,6 +13,12 @@ core (which, for ``Gather`` and ``GatherND``, follows TensorFlow and rejects neg
 called, so an out-of-range value is reported by the core after that shift: ``-s - 1`` shows as
 ``-1``. ONNX leaves out-of-range indices undefined; here they raise :class:`IndexError` (under
 JAX tracing use :func:`jax.experimental.checkify.checkify`).
+
+The scatters take ``reduction`` as ONNX does (``"none"``, ``"add"``, ``"mul"``, ``"max"``,
+``"min"``; opset 18). Where ONNX leaves a result undefined, portagather defines it:
+duplicate indices under ``reduction="none"`` keep the last update in row-major order. Also,
+``scatter_elements`` takes `updates` larger than `indices` (its leading block is used) and of
+any dtype that casts safely to `data`'s; ONNX wants both equal.
 """
 
 from __future__ import annotations
@@ -19,9 +26,27 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _api
-from ._common import as_int, axis_size, count_from_end
+from .._types import Reduction
+from ._common import as_int, axis_size, count_from_end, renamed
 
-__all__ = ["gather", "gather_elements", "gather_nd"]
+__all__ = ["gather", "gather_elements", "gather_nd", "scatter_elements", "scatter_nd"]
+
+_REDUCTIONS: dict[str, Reduction] = {
+    "none": "update",
+    "add": "add",
+    "mul": "multiply",
+    "max": "max",
+    "min": "min",
+}
+_ELEMENTS = {"x": "data", "index": "indices", "src": "updates", "dim": "axis"}
+_ND = {"params": "data"}
+
+
+def _reduce(reduction: object) -> Reduction:
+    if isinstance(reduction, str) and reduction in _REDUCTIONS:
+        return _REDUCTIONS[reduction]
+    msg = f"reduction must be one of {', '.join(map(repr, _REDUCTIONS))}; got {reduction!r}"
+    raise ValueError(msg)
 
 
 def gather(data: Any, indices: Any, axis: int = 0) -> Any:
@@ -79,3 +104,52 @@ def gather_nd(data: Any, indices: Any, batch_dims: int = 0) -> Any:
 
     data, indices = count_from_end(data, indices, sizes_of, vector=True)
     return _api.gather_nd(data, indices, batch_dims=batch_dims)
+
+
+def scatter_elements(
+    data: Any, indices: Any, updates: Any, axis: int = 0, reduction: str = "none"
+) -> Any:
+    """ONNX ``ScatterElements``: a copy of `data` with `updates` combined along `axis` at
+    `indices` (the inverse of :func:`gather_elements`); values in ``[-s, s)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import onnx as onnx_ops
+    >>> onnx_ops.scatter_elements(np.array([[1.0, 2.0, 3.0, 4.0, 5.0]]), np.array([[1, 3]]),
+    ...                           np.array([[1.1, 2.1]]), axis=1)
+    array([[1. , 1.1, 3. , 2.1, 5. ]])
+    >>> onnx_ops.scatter_elements(np.array([[1, 2, 3]]), np.array([[1, 1]]), np.array([[5, 6]]),
+    ...                           axis=1, reduction="mul")
+    array([[ 1, 60,  3]])
+    """
+    reduce = _reduce(reduction)
+    with renamed(_ELEMENTS):
+        return _api.scatter_d(data, axis, indices, updates, reduce=reduce)
+
+
+def scatter_nd(data: Any, indices: Any, updates: Any, reduction: str = "none") -> Any:
+    """ONNX ``ScatterND``: a copy of `data` with `updates` combined at the index vectors of
+    `indices` (the inverse of :func:`gather_nd`); negative components count from the end.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import onnx as onnx_ops
+    >>> onnx_ops.scatter_nd(np.arange(1, 9), np.array([[4], [3], [1], [7]]),
+    ...                     np.array([9, 10, 11, 12]))
+    array([ 1, 11,  3, 10,  9,  6,  7, 12])
+    >>> onnx_ops.scatter_nd(np.arange(1, 5), np.array([[1], [-1], [1]]), np.array([5, 6, 7]),
+    ...                     reduction="add")
+    array([ 1, 14,  3, 10])
+    """
+    reduce = _reduce(reduction)
+
+    def sizes_of(shape: tuple[int, ...], index_shape: tuple[int, ...]) -> Any:
+        if not index_shape or index_shape[-1] > len(shape):
+            return None
+        return shape[: index_shape[-1]]
+
+    with renamed(_ND):
+        data, indices = count_from_end(data, indices, sizes_of, vector=True)
+        return _api.scatter_nd(data, indices, updates, reduce=reduce)

@@ -1,4 +1,5 @@
-"""``tf.gather_nd`` and ``tf.gather`` with TensorFlow's signatures, on any array backend.
+"""``tf.gather_nd``, ``tf.gather``, ``tf.scatter_nd`` and ``tf.tensor_scatter_nd_update`` /
+``_add`` / ``_sub`` / ``_min`` / ``_max`` with TensorFlow's signatures, on any array backend.
 
 Port by changing the import::
 
@@ -14,15 +15,36 @@ What differs from TensorFlow:
   names the index vector and the shape, as TensorFlow's does.
 - ``name`` is accepted and ignored; so is the deprecated ``validate_indices``.
 - A call whose result is empty succeeds even when `params` has no elements.
+- The scatters take `updates` of any dtype that casts safely to the tensor's (TensorFlow:
+  the same dtype); ``tensor_scatter_nd_update`` with duplicate index vectors keeps the last
+  update in row-major order (TensorFlow leaves the order unspecified). ``scatter_nd`` makes
+  its zeros in the namespace and dtype of `updates`; Python values for `updates` take the
+  default dtype of the indices' namespace (NumPy's int64, not TensorFlow's int32). A 1-d
+  `indices` (a single index vector) is accepted; TensorFlow 2.21 refuses it ("Updates shape
+  must have rank at least one").
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .. import _api
+import array_api_compat as aac
 
-__all__ = ["gather", "gather_nd"]
+from .. import _api
+from .._arrays import as_arrays
+from .._types import Reduction
+from ._common import renamed, zeros_of
+
+__all__ = [
+    "gather",
+    "gather_nd",
+    "scatter_nd",
+    "tensor_scatter_nd_add",
+    "tensor_scatter_nd_max",
+    "tensor_scatter_nd_min",
+    "tensor_scatter_nd_sub",
+    "tensor_scatter_nd_update",
+]
 
 _TF_POLICIES = ("", "DEFAULT", "ERROR", "IGNORE")
 
@@ -134,3 +156,192 @@ def gather(
     if axis is None:
         axis = batch_dims  # before batch_dims is normalised: a negative one counts in params
     return _api.gather(params, indices, axis=axis, batch_dims=batch_dims, bad_indices="")
+
+
+# The core names the tensor `params`; TensorFlow's scatters call it `tensor`, and
+# ``tf.scatter_nd`` has none: its zeros are described by `shape`.
+_TENSOR = {"params": "tensor"}
+_SHAPE = {
+    "params of shape": "shape",
+    "params.shape": "shape",
+    "params.ndim": "len(shape)",
+    "params": "updates",
+}
+
+
+def _tensor_scatter(
+    tensor: Any, indices: Any, updates: Any, reduce: Reduction, bad_indices_policy: str
+) -> Any:
+    with renamed(_TENSOR):
+        return _api.scatter_nd(
+            tensor, indices, updates, reduce=reduce, bad_indices=_policy(bad_indices_policy)
+        )
+
+
+def scatter_nd(
+    indices: Any,
+    updates: Any,
+    shape: Any,
+    bad_indices_policy: str = "",
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.scatter_nd``: zeros of `shape` with `updates` added at the index vectors.
+
+    Duplicate index vectors sum their updates, as in TensorFlow.
+
+    Parameters
+    ----------
+    indices : array of integers, or nested lists of ints
+        Index vectors along the last axis; each component ``j`` valid in ``[0, shape[j])``.
+    updates : array, or values
+        Shape ``indices.shape[:-1] + shape[indices.shape[-1]:]``; gives the result's
+        namespace, dtype and device.
+    shape : sequence of ints, or 1-d integer array
+        The result's shape.
+    bad_indices_policy : {"", "DEFAULT", "ERROR", "IGNORE"}, optional
+        As in :func:`gather_nd`; ``"IGNORE"`` drops the updates of bad index vectors.
+    name : str, optional
+        Ignored.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.scatter_nd(np.array([[4], [3], [1], [7]]), np.array([9, 10, 11, 12]), [8])
+    array([ 0, 11,  0, 10,  9,  0,  0, 12])
+    >>> tf.scatter_nd([[1], [1], [9]], np.array([1.5, 2.0, 7.0]), [3], bad_indices_policy="IGNORE")
+    array([0. , 3.5, 0. ])
+    """
+    policy = _policy(bad_indices_policy)
+    with renamed(_SHAPE):
+        zeros, updates = zeros_of(shape, updates, indices)
+        return _api.scatter_nd(zeros, indices, updates, reduce="add", bad_indices=policy)
+
+
+def tensor_scatter_nd_update(
+    tensor: Any,
+    indices: Any,
+    updates: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.tensor_scatter_nd_update``: a copy of `tensor` with `updates` written at the
+    index vectors (the inverse of :func:`gather_nd`).
+
+    A bad index vector raises :class:`IndexError` where the values can be checked and is
+    skipped under JAX tracing (TensorFlow's CPU and GPU behaviour). With duplicate vectors
+    the last update in row-major order wins.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.tensor_scatter_nd_update(np.zeros(8, dtype=np.int32), [[1], [3], [4], [7]],
+    ...                             np.array([9, 10, 11, 12], dtype=np.int32))
+    array([ 0,  9,  0, 10, 11,  0,  0, 12], dtype=int32)
+    """
+    return _tensor_scatter(tensor, indices, updates, "update", "")
+
+
+def tensor_scatter_nd_add(
+    tensor: Any,
+    indices: Any,
+    updates: Any,
+    bad_indices_policy: str = "",
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.tensor_scatter_nd_add``: `tensor` plus `updates` at the index vectors
+    (duplicates summed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.tensor_scatter_nd_add(np.arange(1, 9), [[4], [3], [1], [7]], [9, 10, 11, 12])
+    array([ 1, 13,  3, 14, 14,  6,  7, 20])
+    """
+    return _tensor_scatter(tensor, indices, updates, "add", bad_indices_policy)
+
+
+def tensor_scatter_nd_sub(
+    tensor: Any,
+    indices: Any,
+    updates: Any,
+    bad_indices_policy: str = "",
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.tensor_scatter_nd_sub``: `tensor` minus `updates` at the index vectors: the add
+    of the negated updates, negated in the tensor's dtype (unsigned dtypes wrap around, as
+    in TensorFlow).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.tensor_scatter_nd_sub(np.arange(1, 9), [[4], [3], [1], [7]], [9, 10, 11, 12])
+    array([ 1, -9,  3, -6, -4,  6,  7, -4])
+    """
+    policy = _policy(bad_indices_policy)
+    with renamed(_TENSOR):
+        _, tensor, indices = as_arrays(tensor, indices, "tensor", "indices")
+    return _tensor_scatter(tensor, indices, _negated(tensor, updates), "add", policy)
+
+
+def _negated(tensor: Any, updates: Any) -> Any:
+    """``-updates`` in `tensor`'s dtype (cast first, so that ``-(-128)`` of int8 updates to
+    an int32 tensor is 128); what cannot be negated goes to the core as given, which names
+    the misfit (a dtype that does not cast, a bool tensor)."""
+    xp = aac.array_namespace(tensor)
+    try:
+        if aac.is_array_api_obj(updates):
+            if aac.array_namespace(updates) is not xp or not xp.can_cast(
+                updates.dtype, tensor.dtype
+            ):
+                return updates
+            updates = xp.astype(updates, tensor.dtype)
+        else:
+            updates = xp.asarray(updates, dtype=tensor.dtype, device=aac.device(tensor))
+        if not xp.isdtype(tensor.dtype, "numeric"):
+            return updates
+        return -updates
+    except (TypeError, ValueError, OverflowError):
+        return updates
+
+
+def tensor_scatter_nd_min(
+    tensor: Any,
+    indices: Any,
+    updates: Any,
+    bad_indices_policy: str = "",
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.tensor_scatter_nd_min``: the element-wise minimum of `tensor` and the updates at
+    the index vectors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.tensor_scatter_nd_min(np.zeros(8, dtype=int), [[1], [4], [5]], [1, -1, 1])
+    array([ 0,  0,  0,  0, -1,  0,  0,  0])
+    """
+    return _tensor_scatter(tensor, indices, updates, "min", bad_indices_policy)
+
+
+def tensor_scatter_nd_max(
+    tensor: Any,
+    indices: Any,
+    updates: Any,
+    bad_indices_policy: str = "",
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.tensor_scatter_nd_max``: the element-wise maximum of `tensor` and the updates at
+    the index vectors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.tensor_scatter_nd_max(np.zeros(8, dtype=int), [[1], [4], [5]], [1, -1, 1])
+    array([0, 1, 0, 0, 0, 1, 0, 0])
+    """
+    return _tensor_scatter(tensor, indices, updates, "max", bad_indices_policy)

@@ -1,4 +1,5 @@
-"""``torch.gather`` and ``torch.take_along_dim`` with PyTorch's signatures, on any backend.
+"""``torch.gather``, ``torch.take_along_dim``, ``torch.scatter``, ``torch.scatter_add`` and
+``torch.scatter_reduce`` with PyTorch's signatures, on any backend.
 
 Port by changing the import::
 
@@ -13,6 +14,12 @@ What differs from PyTorch:
   tracing a negative value ``v`` is passed to the core as ``v - n``, which is out of range
   there too, so the lazy or ``checkify`` error shows that shifted value.
 - ``sparse_grad`` and ``out`` are not supported.
+- The scatters return a new array (the out-of-place ``torch.scatter``, not ``Tensor.scatter_``)
+  and, like ``gather``, take index values in ``[0, n)`` with PyTorch's message for the
+  first value outside. `src` may have any dtype that casts safely to `input`'s (PyTorch: the
+  same dtype). ``scatter`` with duplicate indices and no `reduce` keeps the last update in
+  row-major order (PyTorch: unspecified). Reductions need a numeric `input` (PyTorch also
+  sums bools).
 """
 
 from __future__ import annotations
@@ -20,12 +27,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import array_api_compat as aac
+
 from .. import _api
 from .._arrays import as_arrays
 from .._dispatch import engine_for
-from ._common import as_int
+from .._types import Reduction
+from ._common import as_int, renamed
 
-__all__ = ["gather", "take_along_dim"]
+__all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "take_along_dim"]
+
+_NAMES = {"x": "input"}
 
 
 def gather(input: Any, dim: int, index: Any) -> Any:
@@ -47,24 +59,9 @@ def gather(input: Any, dim: int, index: Any) -> Any:
     ...
     IndexError: index -1 is out of bounds for dimension 1 with size 2
     """
-    xp, input, index = as_arrays(input, index, "input", "index")
-    shape = tuple(input.shape)
-    dim = as_int(dim)
-    if isinstance(dim, int) and -len(shape) <= dim < len(shape) and _signed(xp, index):
-        n = shape[dim]
-        engine = engine_for(xp)
-        if engine.index_access(index) == "now":
-            # PyTorch's valid range is [0, n), and its message names the value it met.
-            if math.prod(index.shape):
-                low, high = int(xp.min(index)), int(xp.max(index))
-                if low < 0 or high >= n:
-                    value = low if low < 0 else high
-                    msg = f"index {value} is out of bounds for dimension {dim} with size {n}"
-                    raise IndexError(msg)
-        else:  # checked later: a negative value is moved below -n, in a width that holds it
-            index = xp.astype(index, engine.wide_index_dtype(xp))
-            index = xp.where(index < 0, index - n, index)
-    return _api.gather_d(input, dim, index)
+    input, index = _in_range(input, dim, index)
+    with renamed(_NAMES):
+        return _api.gather_d(input, dim, index)
 
 
 def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
@@ -91,6 +88,196 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
         xp, input, indices = as_arrays(input, indices, "input", "indices")
         return gather(xp.reshape(input, (-1,)), 0, xp.reshape(indices, (-1,)))
     return _api.take_along_axis(input, indices, axis=dim)
+
+
+def _in_range(input: Any, dim: Any, index: Any) -> tuple[Any, Any]:
+    """``(input, index)`` as arrays, with PyTorch's ``[0, n)`` rule for the values of `index`
+    along `dim`: checked now where they can be read (PyTorch's message), otherwise each
+    negative value ``v`` is moved to ``v - n``, below ``-n``, for the core to report later."""
+    with renamed(_NAMES):
+        xp, input, index = as_arrays(input, index, "input", "index")
+    shape = tuple(input.shape)
+    dim = as_int(dim)
+    if isinstance(dim, int) and -len(shape) <= dim < len(shape) and _signed(xp, index):
+        n = shape[dim]
+        engine = engine_for(xp)
+        if engine.index_access(index) == "now":
+            # PyTorch's valid range is [0, n), and its message names the value it met.
+            if math.prod(index.shape):
+                low, high = int(xp.min(index)), int(xp.max(index))
+                if low < 0 or high >= n:
+                    value = low if low < 0 else high
+                    msg = f"index {value} is out of bounds for dimension {dim} with size {n}"
+                    raise IndexError(msg)
+        else:  # checked later: a negative value is moved below -n, in a width that holds it
+            index = xp.astype(index, engine.wide_index_dtype(xp))
+            index = xp.where(index < 0, index - n, index)
+    return input, index
+
+
+_SCATTER_REDUCE: dict[str | None, Reduction] = {
+    None: "update",
+    "add": "add",
+    "multiply": "multiply",
+}
+
+
+def scatter(
+    input: Any,
+    dim: int,
+    index: Any,
+    src: Any = None,
+    *,
+    value: Any = None,
+    reduce: str | None = None,
+) -> Any:
+    """``torch.scatter``: a copy of `input` with `src` (or the scalar `value`) written along
+    `dim` at `index`: ``out[i_0, ..., index[i], ..., i_{n-1}] = src[i]``.
+
+    `index` has the rank of `input`, ``index.shape[d] <= input.shape[d]`` for ``d != dim``
+    and ``index.shape[d] <= src.shape[d]`` for every ``d`` (the leading block of `src` is
+    used); values are valid in ``[0, input.shape[dim])``. As in PyTorch, `src` may also be a
+    Python number (the same as ``value=``). ``reduce="add"`` or ``"multiply"`` combines
+    instead of writing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import torch as pgt
+    >>> src = np.arange(1, 11).reshape(2, 5)
+    >>> pgt.scatter(np.zeros((3, 5), dtype=src.dtype), 0, np.array([[0, 1, 2, 0]]), src)
+    array([[1, 0, 0, 4, 0],
+           [0, 2, 0, 0, 0],
+           [0, 0, 3, 0, 0]])
+    >>> pgt.scatter(np.full((2, 4), 2.0), 1, np.array([[2], [3]]), 1.23, reduce="multiply")
+    array([[2.  , 2.  , 2.46, 2.  ],
+           [2.  , 2.  , 2.  , 2.46]])
+    """
+    if reduce not in _SCATTER_REDUCE:
+        msg = f"reduce argument must be either add or multiply; got {reduce!r}"
+        raise ValueError(msg)
+    if src is not None and value is not None:
+        msg = "scatter() takes src or value, not both"
+        raise TypeError(msg)
+    if src is None and value is None:
+        msg = "scatter() missing src or value"
+        raise TypeError(msg)
+    input, index = _in_range(input, dim, index)
+    if value is not None or _is_number(src):
+        xp = aac.array_namespace(input)
+        fill = src if value is None else value
+        src = xp.full(tuple(index.shape), fill, dtype=input.dtype, device=aac.device(input))
+    with renamed(_NAMES):
+        return _api.scatter_d(input, dim, index, src, reduce=_SCATTER_REDUCE[reduce])
+
+
+def scatter_add(input: Any, dim: int, index: Any, src: Any) -> Any:
+    """``torch.scatter_add``: :func:`scatter` with the updates added (duplicates summed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import torch as pgt
+    >>> pgt.scatter_add(np.zeros((3, 5)), 0, np.array([[0, 1, 2, 0, 0], [0, 1, 2, 2, 2]]),
+    ...                 np.ones((2, 5)))
+    array([[2., 0., 0., 1., 1.],
+           [0., 2., 0., 0., 0.],
+           [0., 0., 2., 1., 1.]])
+    """
+    input, index = _in_range(input, dim, index)
+    with renamed(_NAMES):
+        return _api.scatter_d(input, dim, index, src, reduce="add")
+
+
+_REDUCE: dict[str, Reduction] = {
+    "sum": "add",
+    "prod": "multiply",
+    "amax": "max",
+    "amin": "min",
+    "mean": "add",
+}
+
+
+def scatter_reduce(
+    input: Any, dim: int, index: Any, src: Any, reduce: str, *, include_self: bool = True
+) -> Any:
+    """``torch.scatter_reduce``: every update of an element combined by `reduce`
+    (``"sum"``, ``"prod"``, ``"amax"``, ``"amin"`` or ``"mean"``), with the element's own
+    value where `include_self`.
+
+    ``include_self=False`` first writes the reduction's identity (0, 1, the lowest or
+    highest value of the dtype; for ``"mean"`` a count) at every element that has an update;
+    elements without one keep their value. ``"mean"`` is the sum over the count of values,
+    floor-divided for integer dtypes, as in PyTorch.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import torch as pgt
+    >>> src = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    >>> index = np.array([0, 1, 0, 1, 2, 1])
+    >>> pgt.scatter_reduce(np.array([1.0, 2.0, 3.0, 4.0]), 0, index, src, reduce="sum")
+    array([ 5., 14.,  8.,  4.])
+    >>> pgt.scatter_reduce(np.array([5.0, 4.0, 3.0, 2.0]), 0, index, src, reduce="amax",
+    ...                    include_self=False)
+    array([3., 6., 5., 2.])
+    """
+    if not isinstance(reduce, str) or reduce not in _REDUCE:
+        msg = f"reduce must be one of {', '.join(map(repr, _REDUCE))}; got {reduce!r}"
+        raise ValueError(msg)
+    input, index = _in_range(input, dim, index)
+    xp = aac.array_namespace(input)
+    core = _REDUCE[reduce]
+    with renamed(_NAMES):
+        base = input
+        if not include_self:
+            base = _api.scatter_d(input, dim, index, _identity(xp, input, index, reduce))
+        total = _api.scatter_d(base, dim, index, src, reduce=core)
+        if reduce != "mean":
+            return total
+        device = aac.device(input)
+        start = xp.ones if include_self else xp.zeros
+        ones = xp.ones(tuple(index.shape), dtype=input.dtype, device=device)
+        count = _api.scatter_d(
+            start(tuple(input.shape), dtype=input.dtype, device=device),
+            dim, index, ones, reduce="add",
+        )  # fmt: skip
+    touched = count != 0
+    divisor = xp.where(touched, count, xp.ones_like(count))
+    if xp.isdtype(input.dtype, "integral"):
+        mean = xp.floor_divide(total, divisor)
+    else:
+        mean = total / divisor
+    return xp.where(touched, mean, input)
+
+
+def _identity(xp: Any, input: Any, index: Any, reduce: str) -> Any:
+    """The identity of `reduce` in input's dtype, shaped like `index`: what
+    ``include_self=False`` writes first at every element with an update."""
+    dtype = input.dtype
+    shape = tuple(index.shape)
+    device = aac.device(input)
+    if reduce in ("sum", "mean"):
+        return xp.zeros(shape, dtype=dtype, device=device)
+    if reduce == "prod":
+        return xp.ones(shape, dtype=dtype, device=device)
+    try:
+        floating = bool(xp.isdtype(dtype, "real floating"))
+        integral = bool(xp.isdtype(dtype, "integral"))
+    except (TypeError, ValueError):
+        floating = integral = False
+    if floating:
+        value: Any = -math.inf if reduce == "amax" else math.inf
+    elif integral:
+        info = xp.iinfo(dtype)
+        value = info.min if reduce == "amax" else info.max
+    else:  # bool or complex: the core names the dtype that has no order
+        return xp.zeros(shape, dtype=dtype, device=device)
+    return xp.full(shape, value, dtype=dtype, device=device)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float | complex) and not aac.is_array_api_obj(value)
 
 
 def _signed(xp: Any, index: Any) -> bool:

@@ -1,0 +1,283 @@
+"""The compat scatters: the examples of the imitated libraries' documentation pages with their
+documented outputs (on every backend), and the compat modules' errors and conventions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from portagather.compat import mindspore as ms_compat
+from portagather.compat import onnx as onnx_compat
+from portagather.compat import tensorflow as tf_compat
+from portagather.compat import torch as torch_compat
+
+ROWS = [[1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3], [4, 4, 4, 4]]
+ZERO_BLOCK = [[0] * 4] * 4
+ONNX_DATA = [
+    [[1, 2, 3, 4], [5, 6, 7, 8], [8, 7, 6, 5], [4, 3, 2, 1]],
+    [[1, 2, 3, 4], [5, 6, 7, 8], [8, 7, 6, 5], [4, 3, 2, 1]],
+    [[8, 7, 6, 5], [4, 3, 2, 1], [1, 2, 3, 4], [5, 6, 7, 8]],
+    [[8, 7, 6, 5], [4, 3, 2, 1], [1, 2, 3, 4], [5, 6, 7, 8]],
+]
+ONNX_UPDATES = [[[5] * 4, [6] * 4, [7] * 4, [8] * 4], ROWS]
+
+A = np.asarray
+
+
+def _f(values):
+    return A(values, dtype=np.float32)
+
+
+# (module, function, args, kwargs, documented output). Class forms are (class, ctor args).
+DOC_EXAMPLES = [
+    # tf.scatter_nd
+    (tf_compat, "scatter_nd", (A([[4], [3], [1], [7]]), A([9, 10, 11, 12]), [8]), {},
+     A([0, 11, 0, 10, 9, 0, 0, 12])),
+    (tf_compat, "scatter_nd", (A([[0], [2]]), A([ROWS, ROWS]), [4, 4, 4]), {},
+     A([ROWS, ZERO_BLOCK, ROWS, ZERO_BLOCK])),
+    # tf.tensor_scatter_nd_update / _add / _sub / _min / _max
+    (tf_compat, "tensor_scatter_nd_update",
+     (A([0] * 8), A([[1], [3], [4], [7]]), A([9, 10, 11, 12])), {},
+     A([0, 9, 0, 10, 11, 0, 0, 12])),
+    (tf_compat, "tensor_scatter_nd_add",
+     (A([1, 2, 3, 4, 5, 6, 7, 8]), A([[4], [3], [1], [7]]), A([9, 10, 11, 12])), {},
+     A([1, 13, 3, 14, 14, 6, 7, 20])),
+    (tf_compat, "tensor_scatter_nd_sub",
+     (A([1, 2, 3, 4, 5, 6, 7, 8]), A([[4], [3], [1], [7]]), A([9, 10, 11, 12])), {},
+     A([1, -9, 3, -6, -4, 6, 7, -4])),
+    (tf_compat, "tensor_scatter_nd_min", (A([0] * 8), A([[1], [4], [5]]), A([1, -1, 1])), {},
+     A([0, 0, 0, 0, -1, 0, 0, 0])),
+    (tf_compat, "tensor_scatter_nd_max", (A([0] * 8), A([[1], [4], [5]]), A([1, -1, 1])), {},
+     A([0, 1, 0, 0, 0, 1, 0, 0])),
+    # ops.ScatterNd / ops.scatter_nd
+    (ms_compat, ("ScatterNd", ()), (A([[0], [2]]), _f([ROWS, ROWS]), (4, 4, 4)), {},
+     _f([ROWS, ZERO_BLOCK, ROWS, ZERO_BLOCK])),
+    (ms_compat, ("ScatterNd", ()), (A([[0, 1], [1, 1]]), _f([3.2, 1.1]), (3, 3)), {},
+     _f([[0, 3.2, 0], [0, 1.1, 0], [0, 0, 0]])),
+    (ms_compat, "scatter_nd", (A([[0, 1], [1, 1]]), _f([3.2, 1.1]), (3, 3)), {},
+     _f([[0, 3.2, 0], [0, 1.1, 0], [0, 0, 0]])),
+    # ops.TensorScatterElements / ops.tensor_scatter_elements
+    (ms_compat, ("TensorScatterElements", (0, "none")),
+     (_f([[1, 2, 3], [4, 5, 6], [7, 8, 9]]), A([[1, 0, 2], [0, 2, 1]]), _f([[0, 0, 0]] * 2)), {},
+     _f([[0, 0, 3], [0, 5, 0], [7, 0, 0]])),
+    (ms_compat, ("TensorScatterElements", (1, "add")),
+     (_f([[1, 2, 3, 4, 5]]), A([[2, 4]]), _f([[8, 8]])), {}, _f([[1, 2, 11, 4, 13]])),
+    (ms_compat, "tensor_scatter_elements",
+     (_f([[1, 2, 3, 4, 5]]), A([[2, 4]]), _f([[8, 8]])), {"axis": 1, "reduction": "add"},
+     _f([[1, 2, 11, 4, 13]])),
+    # ONNX ScatterND
+    (onnx_compat, "scatter_nd",
+     (A([1, 2, 3, 4, 5, 6, 7, 8]), A([[4], [3], [1], [7]]), A([9, 10, 11, 12])), {},
+     A([1, 11, 3, 10, 9, 6, 7, 12])),
+    (onnx_compat, "scatter_nd", (A(ONNX_DATA), A([[0], [2]]), A(ONNX_UPDATES)), {},
+     A([ONNX_UPDATES[0], ONNX_DATA[1], ONNX_UPDATES[1], ONNX_DATA[3]])),
+    # ONNX ScatterElements
+    (onnx_compat, "scatter_elements",
+     (_f([[0, 0, 0]] * 3), A([[1, 0, 2], [0, 2, 1]]), _f([[1.0, 1.1, 1.2], [2.0, 2.1, 2.2]])),
+     {}, _f([[2.0, 1.1, 0.0], [1.0, 0.0, 2.2], [0.0, 2.1, 1.2]])),
+    (onnx_compat, "scatter_elements", (_f([[1, 2, 3, 4, 5]]), A([[1, 3]]), _f([[1.1, 2.1]])),
+     {"axis": 1}, _f([[1.0, 1.1, 3.0, 2.1, 5.0]])),
+    (onnx_compat, "scatter_elements", (_f([[1, 2, 3, 4, 5]]), A([[1, -3]]), _f([[1.1, 2.1]])),
+     {"axis": 1}, _f([[1.0, 1.1, 2.1, 4.0, 5.0]])),
+    (onnx_compat, "scatter_elements", (_f([[1, 2, 3, 4, 5]]), A([[1, 1]]), _f([[1.1, 2.1]])),
+     {"axis": 1, "reduction": "add"}, _f([[1.0, 5.2, 3.0, 4.0, 5.0]])),
+    (onnx_compat, "scatter_elements", (_f([[1, 2, 3, 4, 5]]), A([[1, 1]]), _f([[1.1, 2.1]])),
+     {"axis": 1, "reduction": "max"}, _f([[1.0, 2.1, 3.0, 4.0, 5.0]])),
+    (onnx_compat, "scatter_elements", (_f([[1, 2, 3, 4, 5]]), A([[1, 1]]), _f([[1.1, 2.1]])),
+     {"axis": 1, "reduction": "min"}, _f([[1.0, 1.1, 3.0, 4.0, 5.0]])),
+    # torch.Tensor.scatter_ (out of place here), scatter_add_, scatter_reduce
+    (torch_compat, "scatter",
+     (A([[0] * 5] * 3), 0, A([[0, 1, 2, 0]]), A(np.arange(1, 11).reshape(2, 5))), {},
+     A([[1, 0, 0, 4, 0], [0, 2, 0, 0, 0], [0, 0, 3, 0, 0]])),
+    (torch_compat, "scatter",
+     (A([[0] * 5] * 3), 1, A([[0, 1, 2], [0, 1, 4]]), A(np.arange(1, 11).reshape(2, 5))), {},
+     A([[1, 2, 3, 0, 0], [6, 7, 0, 0, 8], [0, 0, 0, 0, 0]])),
+    (torch_compat, "scatter", (_f([[2.0] * 4] * 2), 1, A([[2], [3]]), 1.23),
+     {"reduce": "multiply"}, _f([[2.0, 2.0, 2.46, 2.0], [2.0, 2.0, 2.0, 2.46]])),
+    (torch_compat, "scatter", (_f([[2.0] * 4] * 2), 1, A([[2], [3]])),
+     {"value": 1.23, "reduce": "add"}, _f([[2.0, 2.0, 3.23, 2.0], [2.0, 2.0, 2.0, 3.23]])),
+    (torch_compat, "scatter_add", (_f([[0] * 5] * 3), 0, A([[0, 1, 2, 0, 0]]), _f([[1] * 5] * 2)),
+     {}, _f([[1, 0, 0, 1, 1], [0, 1, 0, 0, 0], [0, 0, 1, 0, 0]])),
+    (torch_compat, "scatter_add",
+     (_f([[0] * 5] * 3), 0, A([[0, 1, 2, 0, 0], [0, 1, 2, 2, 2]]), _f([[1] * 5] * 2)),
+     {}, _f([[2, 0, 0, 1, 1], [0, 2, 0, 0, 0], [0, 0, 2, 1, 1]])),
+    (torch_compat, "scatter_reduce",
+     (_f([1, 2, 3, 4]), 0, A([0, 1, 0, 1, 2, 1]), _f([1, 2, 3, 4, 5, 6]), "sum"), {},
+     _f([5, 14, 8, 4])),
+    (torch_compat, "scatter_reduce",
+     (_f([1, 2, 3, 4]), 0, A([0, 1, 0, 1, 2, 1]), _f([1, 2, 3, 4, 5, 6]), "sum"),
+     {"include_self": False}, _f([4, 12, 5, 4])),
+    (torch_compat, "scatter_reduce",
+     (_f([5, 4, 3, 2]), 0, A([0, 1, 0, 1, 2, 1]), _f([1, 2, 3, 4, 5, 6]), "amax"), {},
+     _f([5, 6, 5, 2])),
+    (torch_compat, "scatter_reduce",
+     (_f([5, 4, 3, 2]), 0, A([0, 1, 0, 1, 2, 1]), _f([1, 2, 3, 4, 5, 6]), "amax"),
+     {"include_self": False}, _f([3, 6, 5, 2])),
+]  # fmt: skip
+
+
+def _function(module, name):
+    if isinstance(name, tuple):
+        cls, init = name
+        return getattr(module, cls)(*init)
+    return getattr(module, name)
+
+
+def _ids():
+    for module, name, *_ in DOC_EXAMPLES:
+        label = name[0] if isinstance(name, tuple) else name
+        yield f"{module.__name__.rsplit('.', 1)[-1]}.{label}"
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "args", "kwargs", "documented"), DOC_EXAMPLES, ids=list(_ids())
+)
+def test_documented_example(backend, module, name, args, kwargs, documented):
+    converted = [backend.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    out = _function(module, name)(*converted, **kwargs)
+    got = backend.to_numpy(out)
+    assert got.shape == documented.shape
+    if documented.dtype.kind == "f":
+        np.testing.assert_allclose(got, documented, rtol=1e-6)
+    else:
+        np.testing.assert_array_equal(got, documented)
+
+
+# -- errors and conventions -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: tf_compat.tensor_scatter_nd_add(np.zeros(3), [[3]], [1.0]), IndexError,
+         r"^indices\[0\] = \[3\] does not index into tensor of shape \(3,\)$"),
+        (lambda: tf_compat.tensor_scatter_nd_update(np.zeros(3, np.int8), [[1]], np.array([1])),
+         TypeError, "updates must have a dtype that casts safely to tensor's int8"),
+        (lambda: tf_compat.scatter_nd([[5]], [1], [3]), IndexError,
+         r"^indices\[0\] = \[5\] does not index into shape \(3,\)$"),
+        (lambda: tf_compat.scatter_nd([[1, 1]], [1], [3]), ValueError,
+         r"must be at most len\(shape\)"),
+        (lambda: tf_compat.scatter_nd([[1]], [1], [-3]), ValueError, "no negative sizes"),
+        (lambda: tf_compat.scatter_nd([[1]], [1], "ab"), TypeError, "shape must be a sequence"),
+        (lambda: tf_compat.tensor_scatter_nd_min(np.zeros(3), [[1]], [1.0], bad_indices_policy="clip"),
+         ValueError, "bad_indices_policy must be one of"),
+        (lambda: ms_compat.tensor_scatter_elements(np.zeros((2, 3)), np.array([[3]]), np.ones((1, 1)), 1),
+         IndexError, r"^indices\[0, 0\] = 3 is out of range \[-3, 3\) for axis 1 of input_x "),
+        (lambda: ms_compat.TensorScatterElements(2)(np.zeros((2, 3)), np.array([[0]]), np.ones((1, 1))),
+         ValueError, r"axis must be in \[-input_x.ndim, input_x.ndim\)"),
+        (lambda: ms_compat.TensorScatterElements(0, "mul"), ValueError,
+         'reduction must be "none" or "add"'),
+        (lambda: ms_compat.ScatterNd()(np.array([[-1]]), np.ones(1), (3,)), IndexError,
+         r"indices\[0\] = \[-1\] does not index into shape \(3,\)"),
+        (lambda: onnx_compat.scatter_elements(np.zeros(3), np.array([0]), np.ones(1), reduction="sum"),
+         ValueError, "reduction must be one of 'none', 'add', 'mul', 'max', 'min'"),
+        (lambda: onnx_compat.scatter_elements(np.zeros(3), np.array([3]), np.ones(1)), IndexError,
+         r"^indices\[0\] = 3 is out of range \[-3, 3\) for axis 0 of data of shape \(3,\)$"),
+        (lambda: onnx_compat.scatter_nd(np.zeros(3), np.array([[-4]]), np.ones(1)), IndexError,
+         "does not index into data of shape"),
+        (lambda: onnx_compat.scatter_nd(np.zeros(3), np.array([[0]]), np.ones(2)), ValueError,
+         r"^updates.shape must be \(1,\); got \(2,\)$"),
+        (lambda: torch_compat.scatter(np.zeros((2, 3)), 1, np.array([[0, -1]]), np.ones((1, 2))),
+         IndexError, r"^index -1 is out of bounds for dimension 1 with size 3$"),
+        (lambda: torch_compat.scatter_add(np.zeros((2, 3)), 1, np.array([[3]]), np.ones((1, 1))),
+         IndexError, r"^index 3 is out of bounds for dimension 1 with size 3$"),
+        (lambda: torch_compat.scatter(np.zeros((2, 3)), 3, np.array([[0]]), value=1), ValueError,
+         r"dim must be in \[-input.ndim, input.ndim\)"),
+        (lambda: torch_compat.scatter(np.zeros(3), 0, np.array([0]), np.ones(1), reduce="sum"),
+         ValueError, "reduce argument must be either add or multiply"),
+        (lambda: torch_compat.scatter(np.zeros(3), 0, np.array([0]), np.ones(1), value=2),
+         TypeError, "src or value, not both"),
+        (lambda: torch_compat.scatter(np.zeros(3), 0, np.array([0])), TypeError,
+         "missing src or value"),
+        (lambda: torch_compat.scatter_reduce(np.zeros(3), 0, np.array([0]), np.ones(1), "max"),
+         ValueError, "reduce must be one of 'sum', 'prod', 'amax', 'amin', 'mean'"),
+        (lambda: torch_compat.scatter_add(np.zeros(3, bool), 0, np.array([0]), np.ones(1, bool)),
+         TypeError, r'reduce="add" needs input of a numeric dtype'),
+        (lambda: torch_compat.scatter(np.zeros((2, 2)), 0, np.array([[0, 1]]), np.ones(2)),
+         ValueError, r"^src.shape must be at least \(1, 2\)"),
+    ],
+)  # fmt: skip
+def test_errors_name_the_compat_arguments(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_tensorflow_policies_on_scatters():
+    tensor, indices, updates = np.zeros(4, np.int32), [[1], [9], [1]], np.array([5, 6, 7], np.int32)
+    for policy in ("", "DEFAULT", "ERROR"):
+        with pytest.raises(IndexError):
+            tf_compat.tensor_scatter_nd_max(tensor, indices, updates, bad_indices_policy=policy)
+    got = tf_compat.tensor_scatter_nd_add(tensor, indices, updates, bad_indices_policy="IGNORE")
+    np.testing.assert_array_equal(got, [0, 12, 0, 0])
+    got = tf_compat.scatter_nd(indices, updates, [4], bad_indices_policy="IGNORE")
+    np.testing.assert_array_equal(got, [0, 12, 0, 0])
+    with pytest.raises(TypeError):  # as in TensorFlow: no bad_indices_policy here
+        tf_compat.tensor_scatter_nd_update(tensor, indices, updates, bad_indices_policy="IGNORE")
+
+
+def test_tensorflow_default_policy_skips_under_jit():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    f = jax.jit(lambda t, i, u: tf_compat.tensor_scatter_nd_update(t, i, u))
+    out = f(jnp.zeros(3, jnp.int32), jnp.array([[1], [7]]), jnp.array([4, 5], jnp.int32))
+    np.testing.assert_array_equal(np.asarray(out), [0, 4, 0])
+
+
+def test_tensorflow_sub_negates_in_the_tensor_dtype():
+    # int8 -128 negated in int8 stays -128; in the int32 tensor's dtype it is 128.
+    got = tf_compat.tensor_scatter_nd_sub(np.zeros(2, np.int32), [[0]], np.array([-128], np.int8))
+    np.testing.assert_array_equal(got, [128, 0])
+    got = tf_compat.tensor_scatter_nd_sub(np.zeros(2, np.uint8), [[1]], np.array([1], np.uint8))
+    np.testing.assert_array_equal(got, [0, 255])
+    got = tf_compat.tensor_scatter_nd_sub([1, 2], [[0]], [5])  # lists, as TensorFlow takes
+    np.testing.assert_array_equal(got, [-4, 2])
+
+
+@pytest.mark.parametrize("name", ["numpy", "torch", "jax", "dask"])
+def test_scatter_nd_zeros_follow_updates(name):
+    from conftest import BACKENDS
+
+    backend = next(b for b in BACKENDS if b.name == name)
+    updates = backend.asarray(np.array([1.5, 2.5], np.float32))
+    for out in (
+        tf_compat.scatter_nd(backend.asarray(np.array([[1], [1]])), updates, np.array([3])),
+        ms_compat.ScatterNd()(backend.asarray(np.array([[1], [1]])), updates, (3,)),
+    ):
+        assert type(out) is type(updates)
+        got = backend.to_numpy(out)
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got, [0, 4, 0])
+
+
+def test_duplicates_under_update_keep_the_last():
+    index = np.array([[0, 0, 0]])
+    src = np.array([[1, 2, 3]])
+    want = [[3, 0, 0]]
+    np.testing.assert_array_equal(torch_compat.scatter(np.zeros((1, 3), int), 1, index, src), want)
+    np.testing.assert_array_equal(
+        ms_compat.tensor_scatter_elements(np.zeros((1, 3), int), index, src, axis=1), want
+    )
+    np.testing.assert_array_equal(
+        onnx_compat.scatter_elements(np.zeros((1, 3), int), index, src, axis=1), want
+    )
+    got = tf_compat.tensor_scatter_nd_update(np.zeros(2, int), [[1], [1], [0], [1]], [1, 2, 3, 4])
+    np.testing.assert_array_equal(got, [3, 4])
+
+
+def test_torch_scatter_negatives_rejected_lazily_on_dask():
+    da = pytest.importorskip("dask.array")
+    x = da.from_array(np.zeros((2, 3)), chunks=1)
+    out = torch_compat.scatter(x, 1, da.from_array(np.array([[0, -1]])), value=1.0)
+    with pytest.raises(IndexError):
+        out.compute()
+
+
+def test_torch_scatter_reduce_mean_floors_integers():
+    got = torch_compat.scatter_reduce(
+        np.array([7, 7]), 0, np.array([0, 0]), np.array([-1, -2]), "mean"
+    )
+    np.testing.assert_array_equal(got, [1, 7])  # (7 - 1 - 2) // 3
+    got = torch_compat.scatter_reduce(
+        np.array([7, 7]), 0, np.array([0, 0]), np.array([-1, -2]), "mean", include_self=False
+    )
+    np.testing.assert_array_equal(got, [-2, 7])  # -3 // 2, as PyTorch's floor division

@@ -1,0 +1,110 @@
+"""compat.onnx's scatters against ONNX Runtime: ``ScatterND`` and ``ScatterElements`` (opset 18)
+with every ``reduction``, on NumPy, PyTorch and JAX inputs.
+
+ONNX leaves duplicate indices under ``reduction="none"`` undefined; such calls are compared
+with the plain-loop reference (the last update in row-major order wins).
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from portagather.compat import onnx as onnx_compat
+from portagather.conformance.reference import ref_scatter_d, ref_scatter_nd
+
+from .oracle_settings import ORACLE
+from .scatter_draws import (
+    backend_names,
+    element_scatters,
+    element_targets,
+    nd_scatters,
+    nd_targets,
+    on,
+    repeats,
+    same,
+    to_numpy,
+)
+
+ort = pytest.importorskip(
+    "onnxruntime", reason='onnxruntime is not installed: pip install "portagather[oracle]"'
+)
+onnx = pytest.importorskip(
+    "onnx", reason='onnx is not installed: pip install "portagather[oracle]"'
+)
+
+REDUCTIONS = st.sampled_from(["none", "add", "mul", "max", "min"])
+
+
+def _onnxruntime(op_type, data, indices, updates, **attributes):
+    """ONNX Runtime's result of one node (opset 18), or None where it refuses the indices."""
+    from onnx import TensorProto, helper
+
+    node = helper.make_node(op_type, ["data", "indices", "updates"], ["out"], **attributes)
+    graph = helper.make_graph(
+        [node],
+        "scatter",
+        [
+            helper.make_tensor_value_info("data", TensorProto.INT32, data.shape),
+            helper.make_tensor_value_info("indices", TensorProto.INT64, indices.shape),
+            helper.make_tensor_value_info("updates", TensorProto.INT32, updates.shape),
+        ],
+        [helper.make_tensor_value_info("out", TensorProto.INT32, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    session = ort.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    feeds = {"data": data, "indices": indices.astype(np.int64), "updates": updates}
+    try:
+        return session.run(None, feeds)[0]
+    except Exception as err:  # ORT raises its own error types for bad indices
+        text = str(err).lower()
+        if "invalid indice" in text or "out of data bounds" in text:
+            return None
+        raise
+
+
+def _check(name, compat_call, want):
+    if want is None:
+        with pytest.raises(IndexError):
+            compat_call()
+        return
+    same(to_numpy(name, compat_call()), want)
+
+
+def _or_none(reference, *args, **kwargs):
+    try:
+        return reference(*args, **kwargs)
+    except IndexError:
+        return None
+
+
+@ORACLE
+@given(st.one_of(nd_scatters(False), nd_scatters(True)), REDUCTIONS, backend_names)
+def test_scatter_nd(call, reduction, name):
+    data, indices, updates = call
+    targets = nd_targets(data.shape, indices, allow_negative=True)
+    if reduction == "none" and repeats(targets):
+        sizes = np.asarray(data.shape[: indices.shape[-1]])
+        counted = np.where(indices < 0, indices + sizes, indices)  # ONNX counts from the end
+        want = _or_none(ref_scatter_nd, data, counted, updates)
+    else:
+        want = _onnxruntime("ScatterND", data, indices, updates, reduction=reduction)
+    args = on(name, data, indices, updates)
+    _check(name, lambda: onnx_compat.scatter_nd(*args, reduction=reduction), want)
+
+
+@ORACLE
+@given(st.one_of(element_scatters(False), element_scatters(True)), REDUCTIONS, backend_names)
+def test_scatter_elements(call, reduction, name):
+    data, dim, index, src = call
+    if reduction == "none" and repeats(element_targets(data.shape, dim, index)):
+        want = _or_none(ref_scatter_d, data, dim, index, src)
+    else:
+        want = _onnxruntime("ScatterElements", data, index, src, axis=dim, reduction=reduction)
+    args = on(name, data, index, src)
+    _check(name, lambda: onnx_compat.scatter_elements(*args, axis=dim, reduction=reduction), want)
