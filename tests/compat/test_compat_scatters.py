@@ -152,7 +152,7 @@ def test_documented_example(backend, module, name, args, kwargs, documented):
         (lambda: tf_compat.tensor_scatter_nd_add(np.zeros(3), [[3]], [1.0]), IndexError,
          r"^indices\[0\] = \[3\] does not index into tensor of shape \(3,\)$"),
         (lambda: tf_compat.tensor_scatter_nd_update(np.zeros(3, np.int8), [[1]], np.array([1])),
-         TypeError, "updates must have a dtype that casts safely to tensor's int8"),
+         TypeError, "updates must have a dtype that casts safely to tensor.dtype = int8"),
         (lambda: tf_compat.scatter_nd([[5]], [1], [3]), IndexError,
          r"^indices\[0\] = \[5\] does not index into shape \(3,\)$"),
         (lambda: tf_compat.scatter_nd([[1, 1]], [1], [3]), ValueError,
