@@ -314,3 +314,76 @@ def test_pytest_pyargs_takes_backend(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "4 passed" in done.stdout
     assert "portagather conformance backends: numpy" in done.stdout
+
+
+# --- 8. the matrix: one op name per function, the gathers, then the scatters ----------------
+
+
+def _report_of(op, feature, backend="numpy", outcome="passed"):
+    return pytest.TestReport(
+        nodeid=f"test_x.py::test_x[{backend}-{op}-{feature}]",
+        location=("test_x.py", 1, "test_x"),
+        keywords={},
+        outcome=outcome,
+        longrepr=None,
+        when="call",
+        user_properties=[("op", op), ("feature", feature), ("backend", backend)],
+    )
+
+
+def test_every_public_operation_has_its_op_name():
+    from portagather._cli import GATHERS, OPERATIONS, SCATTERS
+
+    functions = {name for name in portagather.__all__ if callable(getattr(portagather, name))}
+    assert set(GATHERS) | set(SCATTERS) == functions
+    assert OPERATIONS == ("all", *GATHERS, *SCATTERS)
+    assert SCATTERS == ("scatter_nd", "scatter_d", "put_along_axis")
+
+
+def test_matrix_shows_scatter_cells_after_the_gathers():
+    from rich.console import Console
+
+    from portagather._cli import Collector, _report, print_matrix
+
+    collector = Collector(["numpy", "torch"])
+    cells = [
+        ("take_along_axis", "dtypes"),
+        ("put_along_axis", "policy:ignore"),
+        ("scatter_nd", "duplicates"),
+        ("gather", "errors"),
+        ("scatter_d", "errors"),
+        ("a_new_op", "errors"),
+        ("all", "errors"),
+        ("scatter_nd", "dtypes"),
+        ("gather_nd", "errors"),
+    ]
+    for op, feature in cells:
+        collector.pytest_runtest_logreport(_report_of(op, feature))
+    collector.pytest_runtest_logreport(_report_of("scatter_nd", "duplicates", "torch"))
+    collector.pytest_runtest_logreport(_report_of("scatter_nd", "duplicates", "torch"))
+
+    report = _report(collector, ["numpy", "torch"], [], failed=False)
+    assert [(r["op"], r["feature"]) for r in report["rows"]] == [
+        ("all", "errors"),
+        ("gather_nd", "errors"),
+        ("gather", "errors"),
+        ("take_along_axis", "dtypes"),
+        ("scatter_nd", "dtypes"),
+        ("scatter_nd", "duplicates"),
+        ("scatter_d", "errors"),
+        ("put_along_axis", "policy:ignore"),
+        ("a_new_op", "errors"),
+    ]
+    duplicates = next(r for r in report["rows"] if r["feature"] == "duplicates")
+    assert duplicates["cells"] == {"numpy": {"pass": 1}, "torch": {"pass": 2}}
+
+    console = Console(record=True, width=200)
+    print_matrix(console, collector, ["numpy", "torch"])
+    lines = console.export_text().splitlines()
+    rows = [line for line in lines if "│" in line and "operation" not in line]
+    ops = [line.split("│")[1].strip() for line in rows]
+    assert ops == [op for op, _ in (tuple(r.values())[:2] for r in report["rows"])]
+    # A rule separates the gathers from the scatters, and only there.
+    first_scatter = next(i for i, line in enumerate(lines) if "scatter_nd" in line)
+    assert "─" in lines[first_scatter - 1] and "┼" in lines[first_scatter - 1]
+    assert sum("┼" in line for line in lines) == 1  # the header's rule is drawn with ╇

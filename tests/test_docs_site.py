@@ -76,6 +76,9 @@ REPORT = {
         {"op": "gather_nd", "feature": "documented examples", "cells": {"numpy": {"pass": 21}, "ndonnx": {"pass": 13, "xfail": 8}}},
         {"op": "gather_nd", "feature": "dtypes", "cells": {"numpy": {"pass": 15}, "ndonnx": {"pass": 12, "xfail": 1}}},
         {"op": "gather_nd", "feature": "jit", "cells": {"numpy": {}, "ndonnx": {}}},
+        {"op": "scatter_nd", "feature": "duplicates", "cells": {"numpy": {"pass": 6}, "ndonnx": {"pass": 6}}},
+        {"op": "scatter_d", "feature": "policy:ignore", "cells": {"numpy": {"pass": 3}, "ndonnx": {"pass": 3}}},
+        {"op": "put_along_axis", "feature": "errors", "cells": {"numpy": {"pass": 9}, "ndonnx": {"pass": 9}}},
     ],
     "failures": [],
     "collection_errors": [],
@@ -325,14 +328,60 @@ def test_every_symbol_renders(crawl, site):
     assert "✓" in _page(crawl, site, "performance.html")["text"]
 
 
+SCATTERS = ("scatter_nd", "scatter_d", "put_along_axis")
+
+
+def test_scatter_pages(crawl, site):
+    """Each scatter has its guide (with its diagram), its API page, index entries, contract
+    sections S1-S8, porting rows and support matrix rows."""
+    import portagather
+
+    operations = _page(crawl, site, "operations/index.html")
+    api = _page(crawl, site, "api/index.html")
+    for name in SCATTERS:
+        guide = _page(crawl, site, f"operations/{name}.html")
+        assert [src for src, _ in guide["images"]] == [f"../_images/{name}.png"]
+        assert all(width > 300 for _, width in guide["images"])
+        assert "Bad indices" in guide["text"] and "IndexError" in guide["text"]
+        assert f"{site}api/{name}.html#portagather.{name}" in guide["links"]
+        assert f"{site}operations/{name}.html" in operations["links"]
+        reference = _page(crawl, site, f"api/{name}.html")
+        assert f"portagather.{name}(" in reference["text"]
+        assert f"{site}api/{name}.html#portagather.{name}" in api["links"]
+        assert getattr(portagather, name).__doc__
+    contract = _page(crawl, site, "contract.html")
+    sections = sorted(a for a in contract["anchors"] if a and a[:1] == "s" and a[1:2].isdigit())
+    assert [a.split("-")[0] for a in sections] == [f"s{n}" for n in range(1, 9)]
+    assert "portagather.REDUCTIONS" in api["text"] and "Built-in immutable" not in api["text"]
+    compat = {
+        "tensorflow": ["tensor_scatter_nd_update", "tensor_scatter_nd_sub", "scatter_nd"],
+        "mindspore": ["TensorScatterElements", "tensor_scatter_elements", "ScatterNd"],
+        "onnx": ["scatter_nd", "scatter_elements"],
+        "pytorch": ["scatter", "scatter_add", "scatter_reduce"],
+        "numpy": ["put_along_axis"],
+        "jax": ["put_along_axis"],
+    }
+    for guide, names in compat.items():
+        text = _page(crawl, site, f"porting/{guide}.html")["text"]
+        for name in names:
+            assert name in text, (guide, name)
+    table = "\n".join(_page(crawl, site, "support-matrix.html")["tables"])
+    rows = [line.split("\t")[0] for line in table.splitlines()]
+    assert [r for r in rows if r in SCATTERS] == list(SCATTERS)
+    assert rows.index("scatter_nd") > rows.index("gather_nd")
+
+
 @pytest.mark.usefixtures("crawl")
 def test_screenshots(site, browser, tmp_path):
     folder = Path(os.environ.get("PORTAGATHER_DOCS_SCREENSHOTS") or tmp_path)
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    for name in ("index", "support-matrix"):
+    names = ["index", "support-matrix", *(f"operations/{op}" for op in SCATTERS)]
+    for name in names:
+        shot = folder / f"docs-{name.replace('/', '-')}.png"
         page.goto(f"{site}{name}.html", wait_until="load")
-        page.screenshot(path=str(folder / f"docs-{name}.png"), full_page=True)
-        assert (folder / f"docs-{name}.png").stat().st_size > 10_000
+        page.evaluate(WAIT_FOR_IMAGES)
+        page.screenshot(path=str(shot), full_page=True)
+        assert shot.stat().st_size > 10_000
     page.close()
 
 

@@ -164,6 +164,77 @@ def diagrams(out: Path) -> None:
         height=2.6,
     )
 
+    _scatter_diagrams(out)
+
+
+def _scatter_diagrams(out: Path) -> None:
+    """The scatters: the data is white where nothing is written; an update, its index and the
+    element it lands on share a colour (the colour of the target element)."""
+    import portagather as pg
+
+    # scatter_nd: params (4, 2), indices (3, 1) with row 3 twice, updates (3, 2).
+    params = np.zeros((4, 2), dtype=int)
+    indices = np.array([[3], [0], [3]])
+    updates = np.array([[1, 2], [3, 4], [5, 6]])
+    colors = _palette(4)
+    written = {int(i) for i in indices[:, 0]}
+    row = [colors[r] if r in written else WHITE for r in range(4)]
+    _draw(
+        out / "scatter_nd.png",
+        [
+            ("params", params, [[WHITE] * 2] * 4),
+            ("indices", indices, [[colors[int(i)]] for i in indices[:, 0]]),
+            ("updates", updates, [[colors[int(i)]] * 2 for i in indices[:, 0]]),
+            ("out", pg.scatter_nd(params, indices, updates), [[c] * 2 for c in row]),
+            (
+                'reduce="add"',
+                pg.scatter_nd(params, indices, updates, reduce="add"),
+                [[c] * 2 for c in row],
+            ),
+        ],
+        "scatter_nd(params, indices, updates): out[indices[i]] = updates[i]; "
+        'row 3 is written twice: the last update wins, reduce="add" sums both',
+        height=3.2,
+    )
+
+    # scatter_d, dim=1: x (2, 3), index (2, 2) with -1, src (2, 2).
+    x = np.zeros((2, 3), dtype=int)
+    index = np.array([[2, 0], [-1, 1]])
+    src = np.array([[1, 2], [3, 4]])
+    colors = _palette(6)
+    target = [[colors[r * 3 + int(index[r, j]) % 3] for j in range(2)] for r in range(2)]
+    hit = {(r, int(index[r, j]) % 3) for r in range(2) for j in range(2)}
+    o_colors = [[colors[r * 3 + c] if (r, c) in hit else WHITE for c in range(3)] for r in range(2)]
+    _draw(
+        out / "scatter_d.png",
+        [
+            ("x", x, [[WHITE] * 3] * 2),
+            ("index", index, target),
+            ("src", src, target),
+            ("out", pg.scatter_d(x, 1, index, src), o_colors),
+        ],
+        "scatter_d(x, 1, index, src): out[i, index[i, j]] = src[i, j]  (-1 counts from the end)",
+        height=2.6,
+    )
+
+    # put_along_axis, axis=1, broadcasting: x (2, 3), indices (1, 2), values (2, 2).
+    indices = np.array([[2, 0]])
+    values = np.array([[1, 2], [3, 4]])
+    target = [[colors[r * 3 + int(indices[0, j])] for j in range(2)] for r in range(2)]
+    hit = {(r, int(indices[0, j])) for r in range(2) for j in range(2)}
+    o_colors = [[colors[r * 3 + c] if (r, c) in hit else WHITE for c in range(3)] for r in range(2)]
+    _draw(
+        out / "put_along_axis.png",
+        [
+            ("x", x, [[WHITE] * 3] * 2),
+            ("indices", indices, [[WHITE, WHITE]]),
+            ("values", values, target),
+            ("out", pg.put_along_axis(x, indices, values, axis=1), o_colors),
+        ],
+        "put_along_axis(x, indices, values, axis=1): indices (1, 2) broadcasts over both rows",
+        height=2.6,
+    )
+
 
 # --- support matrix -------------------------------------------------------------------------
 
@@ -205,7 +276,16 @@ DISTRIBUTIONS = {
     "dask": "dask",
     "ndonnx": "ndonnx",
 }
-OPERATIONS = ("gather_nd", "gather_d", "take_along_axis", "gather")  # longest match first
+# Longest match first.
+OPERATIONS = (
+    "gather_nd",
+    "gather_d",
+    "take_along_axis",
+    "gather",
+    "scatter_nd",
+    "scatter_d",
+    "put_along_axis",
+)
 # Text symbols, not emoji (✅, ❌): every common font has these, while emoji need an emoji font
 # and show as empty boxes without one. Coloured by _static/marks.css.
 PASS = '<span class="mark-pass">✓</span>'

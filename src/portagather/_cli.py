@@ -52,8 +52,16 @@ NEEDS = 'portagather check needs pytest, hypothesis and rich: pip install "porta
 
 DESCRIPTION = """\
 Run portagather's conformance suite on array libraries (backends) and print a matrix of
-operations and features against backends: how many checks pass, fail (FAIL) or are expected
-failures (xfail, the backend limitations listed in portagather/conformance/known_failures.txt)."""
+operations (the gathers, then the scatters) and features against backends: how many checks
+pass, fail (FAIL) or are expected failures (xfail, the backend limitations listed in
+portagather/conformance/known_failures.txt)."""
+
+# The matrix's operations, in the order of its rows: a test's ``op`` parameter names one (a
+# test without one counts for "all"). The gathers, then the scatters, each after its gather's
+# order; an operation not listed here comes last, by name.
+GATHERS = ("gather_nd", "gather", "gather_d", "take_along_axis")
+SCATTERS = ("scatter_nd", "scatter_d", "put_along_axis")
+OPERATIONS = ("all", *GATHERS, *SCATTERS)
 
 # Outcome names in the matrix, and in the words of a backend's one-line summary.
 OUTCOME_WORDS = {
@@ -267,8 +275,8 @@ def _epilog() -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="portagather",
-        description="portagather: TensorFlow's and MindSpore's gathers over the Python array "
-        "API standard.",
+        description="portagather: TensorFlow's and MindSpore's gathers and scatters over the "
+        "Python array API standard.",
         epilog="portagather check --help lists the backends and the exit codes.",
     )
     parser.add_argument("--version", action="version", version=f"portagather {__version__}")
@@ -366,8 +374,16 @@ def _cell(counts: Counter[str]) -> str:
     return " ".join(parts)
 
 
+def _row_order(row: tuple[str, str]) -> tuple[int, str, str]:
+    op, feature = row
+    rank = OPERATIONS.index(op) if op in OPERATIONS else len(OPERATIONS)
+    return rank, op, feature
+
+
 def _rows(collector: Collector) -> list[tuple[str, str]]:
-    return sorted({key[:2] for key in collector.counts})
+    """The matrix's (operation, feature) rows: "all", the gathers, the scatters (OPERATIONS),
+    then any other operation; features by name within an operation."""
+    return sorted({key[:2] for key in collector.counts}, key=_row_order)
 
 
 def _report(
@@ -400,7 +416,11 @@ def print_matrix(console: Console, collector: Collector, backends: list[str]) ->
     table.add_column("feature")
     for name in backends:
         table.add_column(escape(name))
+    previous = None
     for op, feature in _rows(collector):
+        if previous in GATHERS and op in SCATTERS:
+            table.add_section()  # a rule between the gathers and the scatters
+        previous = op
         cells = []
         for name in backends:
             counts = collector.counts.get((op, feature, name), Counter())
