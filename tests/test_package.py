@@ -23,8 +23,12 @@ def test_import_pulls_in_no_backend():
 
 
 def test_public_names():
-    assert set(pg.__all__) == {"POLICIES", "gather", "gather_d", "gather_nd", "take_along_axis"}
+    assert set(pg.__all__) == {
+        "POLICIES", "REDUCTIONS", "gather", "gather_d", "gather_nd", "take_along_axis",
+        "scatter_nd", "scatter_d", "put_along_axis",
+    }  # fmt: skip
     assert pg.POLICIES == ("error", "ignore", "clip", "wrap", "unchecked")
+    assert pg.REDUCTIONS == ("update", "add", "multiply", "min", "max")
 
 
 @pytest.mark.parametrize(

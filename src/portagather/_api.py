@@ -99,7 +99,7 @@ def _execute_scatter(
     policy = resolve_default(policy, access)
     if 0 in plan.axis_sizes:  # every index is bad
         if policy != "ignore":
-            raise IndexError(plan.report.empty_axis_text())
+            raise IndexError(plan.report.empty_axis_text(scatter=True))
         return engine.copy(xp, data)
     components = normalize(xp, engine, indices, plan, policy, access)
     result = engine.scatter(xp, data, components, updates, plan, reduce)

@@ -51,10 +51,16 @@ class BadIndex:
         where = f"[{', '.join(str(p) for p in position)}]" if position else ""
         return f"{self.index_name}{where} = {value} {self.valid_range_text()}"
 
-    def empty_axis_text(self) -> str:
+    def empty_axis_text(self, scatter: bool = False) -> str:
+        """Every index is bad: the axis it addresses is empty."""
+        consequence = (
+            'nothing can be written there, so only bad_indices="ignore" (which drops the '
+            "updates) accepts that"
+            if scatter
+            else 'there is nothing to read, so only bad_indices="ignore" (which fills) accepts that'
+        )
         return (
-            f"{self.index_name} addresses an axis of length 0 of {self.data_text()}; there is "
-            'nothing to read, so only bad_indices="ignore" (which fills) accepts that'
+            f"{self.index_name} addresses an axis of length 0 of {self.data_text()}; {consequence}"
         )
 
     def raise_at(self, position: tuple[int, ...], value: object) -> None:

@@ -90,6 +90,7 @@ def check_updates(
             )
             raise TypeError(msg)
     else:
+        _check_python_values(updates, data.dtype, name, data_name)
         try:
             updates = xp.asarray(updates, dtype=data.dtype, device=aac.device(data))
         except (TypeError, ValueError, OverflowError) as err:
@@ -119,6 +120,37 @@ def check_updates(
         else:
             updates = xp.broadcast_to(updates, shape)
     return updates
+
+
+def _check_python_values(values: Any, dtype: Any, name: str, data_name: str) -> None:
+    """Python values must be held exactly by `dtype`: no float into an integer dtype, no
+    complex into a real one, no integer outside the dtype's range (backends would truncate,
+    wrap or refuse them, each differently)."""
+    try:
+        given = np.asarray(values)
+    except (TypeError, ValueError):
+        return  # ragged or odd values: the namespace's asarray reports them
+    target = dtype_name(dtype)
+    try:
+        wanted = np.dtype(target)
+    except TypeError:
+        return  # a dtype outside the standard's: the namespace decides
+    kind = given.dtype.kind
+    refused = (
+        (kind == "f" and wanted.kind in "biu")
+        or (kind == "c" and wanted.kind != "c")
+        or (kind in "iu" and wanted.kind == "b")
+    )
+    if kind in "iu" and wanted.kind in "iu" and given.size:
+        info = np.iinfo(wanted)
+        low, high = int(given.min()), int(given.max())
+        refused = low < int(info.min) or high > int(info.max)
+    if refused:
+        msg = (
+            f"{name} must be values that {data_name}.dtype = {target} holds exactly, or an "
+            f"array; got {values!r}"
+        )
+        raise TypeError(msg)
 
 
 def _casts_safely(xp: Any, source: Any, target: Any) -> bool:

@@ -262,7 +262,7 @@ class ScatterCall:
     op: str
     data: npt.NDArray[Any]
     indices: npt.NDArray[Any]
-    updates: npt.NDArray[Any]
+    updates: npt.NDArray[Any] | Any  # Python values too, passed as they are
     kwargs: dict[str, Any] = field(default_factory=dict)
     chunks: tuple[Chunks, Chunks, Chunks] | None = None
 
@@ -276,7 +276,7 @@ class ScatterCall:
         """Run through portagather on `backend`; returns ``(result, data array)``."""
         layout = self.chunks or (None, None, None)
         data, indices, updates = (
-            _asarray(backend, a, c)
+            _asarray(backend, a, c) if isinstance(a, np.ndarray) else a  # Python values as given
             for a, c in zip((self.data, self.indices, self.updates), layout, strict=True)
         )
         args, kwargs = self.args(data, indices, updates)

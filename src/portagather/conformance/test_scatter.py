@@ -94,7 +94,8 @@ def test_duplicates(backend, repro, call, reduce):
 
 
 def _scatter(op: str, x: Any, indices: Any, updates: Any, **kwargs: Any) -> ScatterCall:
-    return ScatterCall(op, np.asarray(x), np.asarray(indices), np.asarray(updates), kwargs)
+    """A call on NumPy data and indices; `updates` as given (arrays, or Python values)."""
+    return ScatterCall(op, np.asarray(x), np.asarray(indices), updates, kwargs)
 
 
 # (id, call, exception, message pattern): docs/contract.md, "Scatters", errors.
@@ -124,6 +125,13 @@ ERRORS = [
      ValueError, r"values\.shape must be broadcastable to \(2, 1\); got \(3,\)"),
     ("put-bad-index", _scatter("put_along_axis", M23, [[0], [3]], np.zeros(1, np.int32), axis=1),
      IndexError, r"indices\[1, 0\] = 3"),
+    ("nd-python-float", _scatter("scatter_nd", M23, [[0, 0]], [1.5]),
+     TypeError, r"updates must be values that params\.dtype = int32 holds exactly.*\[1\.5\]"),
+    ("nd-python-int-range", _scatter("scatter_nd", M23, [[0, 0]], [2**40]),
+     TypeError, r"updates must be values that params\.dtype = int32 holds exactly"),
+    ("nd-empty-axis",
+     _scatter("scatter_nd", np.zeros((0, 2), np.int32), [[0]], np.zeros((1, 2), np.int32)),
+     IndexError, r"axis of length 0.*only bad_indices=\"ignore\" \(which drops the updates\)"),
     ("put-policy", _scatter("put_along_axis", M23, [[0]], [1], axis=1, bad_indices="drop"),
      ValueError, r"bad_indices must be one of.*'drop'"),
 ]  # fmt: skip
