@@ -11,16 +11,8 @@ import pytest
 
 import portagather as pg
 
-from .cases import (
-    ALIASES,
-    BAD,
-    OPS,
-    POLICIES,
-    Call,
-    check_call,
-    check_unchecked,
-    expected_gradient,
-)
+from . import cases
+from .cases import BAD, OPS, Call, check_call, check_unchecked, expected_gradient
 from .modes import in_mode
 
 TRACED = ("ignore", "clip", "wrap", "unchecked", "")
@@ -39,7 +31,7 @@ def _resolved(call: Call, mode: str) -> Call:
 
 @pytest.mark.cell("{mode}")
 @pytest.mark.modes("jit", "lazy")
-@pytest.mark.parametrize("policy", [*POLICIES, *ALIASES])
+@pytest.mark.parametrize("policy", [*cases.POLICIES, *cases.ALIASES])
 @pytest.mark.parametrize("op", OPS)
 def test_policy(backend, mode, repro, op, policy):
     """Every policy under jit (``"error"`` asks for checkify) and on Dask (nothing computed
