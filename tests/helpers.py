@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import array_api_compat as aac
 import numpy as np
+import pytest
 
 import portagather as pg
 from portagather.conformance import reference
+from portagather.conformance.backends import known_backends
 
 OPERATIONS = {
     "gather_nd": (pg.gather_nd, reference.ref_gather_nd),
@@ -14,6 +16,16 @@ OPERATIONS = {
     "gather_d": (pg.gather_d, reference.ref_gather_d),
     "take_along_axis": (pg.take_along_axis, reference.ref_take_along_axis),
 }
+
+
+def backends_with_dtypes(dtypes):
+    """pytest params ``(backend, dtype)``: each known backend with the `dtypes` it holds."""
+    return [
+        pytest.param(b, d, id=f"{b.name}-{d}")
+        for b in known_backends()
+        for d in dtypes
+        if d in b.dtypes
+    ]
 
 
 def _apply(function, op, data, indices, options):

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 import portagather as pg
-from conftest import backends_with_dtypes
-from helpers import assert_same, call, check, expected
+from helpers import assert_same, backends_with_dtypes, call, check, expected
 from portagather.conformance import reference
 
 DATA = np.arange(2 * 3 * 4).reshape(2, 3, 4) * 10 + 1

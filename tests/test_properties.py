@@ -6,7 +6,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import BACKENDS
 from helpers import assert_same, call, expected
 from portagather.conformance.strategies import mixed_calls
 
@@ -45,6 +44,5 @@ def _run_property(backend):
     run()
 
 
-@pytest.mark.parametrize("backend", BACKENDS, ids=lambda b: b.name)
 def test_matches_reference_on_random_cases(backend):
     _run_property(backend)

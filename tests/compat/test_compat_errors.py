@@ -8,6 +8,7 @@ import pytest
 from portagather.compat import onnx as onnx_compat
 from portagather.compat import tensorflow as tf_compat
 from portagather.compat import torch as torch_compat
+from portagather.conformance.backends import load_backend
 
 
 def test_tensorflow_policy_names():
@@ -37,9 +38,7 @@ def test_tensorflow_default_policy_is_ignore_under_jit():
 
 @pytest.mark.parametrize("name", ["numpy", "jax", "torch"])
 def test_torch_gather_rejects_negatives_eagerly(name):
-    from conftest import BACKENDS
-
-    backend = next(b for b in BACKENDS if b.name == name)
+    backend = load_backend(name)
     x, index = backend.asarray([[1, 2], [3, 4]]), backend.asarray([[0, -1]])
     with pytest.raises(IndexError, match="index -1 is out of bounds for dimension 1 with size 2"):
         torch_compat.gather(x, 1, index)

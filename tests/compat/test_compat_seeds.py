@@ -17,6 +17,7 @@ from compat.seed_pages import (
 )
 from portagather.compat import mindspore as ms_compat
 from portagather.compat import tensorflow as tf_compat
+from portagather.conformance.backends import load_backend
 
 BLOCKS = tf_blocks()
 STRING_BLOCKS = [b for b in BLOCKS if "tf.zeros" not in b[0]]
@@ -62,9 +63,7 @@ def _mindspore_globals(backend):
 
 @pytest.mark.parametrize("name", ["numpy", "jax"])
 def test_mindspore_page_example_prints(name):
-    from conftest import BACKENDS
-
-    backend = next(b for b in BACKENDS if b.name == name)
+    backend = load_backend(name)
     failed, attempted = run_doctest(
         MINDSPORE_GATHER_D_PAGE, _mindspore_globals(backend), "ops.GatherD"
     )

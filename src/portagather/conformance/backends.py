@@ -145,12 +145,12 @@ class Backend:
 
 
 def _holds(backend: Backend, dtype: str) -> bool:
-    """Whether the backend keeps `dtype` as it is (JAX without x64 turns int64 into int32)."""
-    if not hasattr(backend.xp, dtype):
-        return False
+    """Whether the backend keeps `dtype` as it is (JAX without x64 turns int64 into int32;
+    array-api-strict refuses float16, ndonnx complex numbers)."""
     try:
         array = backend.asarray(np.zeros(2, dtype=dtype))
-        return bool(array.dtype == getattr(backend.xp, dtype))
+        # A namespace may leave out a dtype its arrays hold: Dask's has no float16.
+        return bool(array.dtype == getattr(backend.xp, dtype, np.dtype(dtype)))
     except Exception:  # a backend may refuse a dtype in many ways
         return False
 
@@ -205,3 +205,8 @@ def load_backend(name: str) -> Backend:
     backend.strings = _holds_strings(backend)
     _LOADED[name] = backend
     return backend
+
+
+def known_backends() -> list[Backend]:
+    """Every known backend, loaded; a missing one raises ImportError naming its pip command."""
+    return [load_backend(name) for name in KNOWN]

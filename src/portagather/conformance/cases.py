@@ -22,6 +22,7 @@ import portagather as pg
 from .._types import IndexLike
 from . import reference
 from .backends import Backend
+from .modes import effective_policy, in_mode
 
 if TYPE_CHECKING:
     import pytest
@@ -71,13 +72,30 @@ class Call:
             return (data, kwargs.pop("dim"), indices), kwargs
         return (data, indices), kwargs
 
-    def run(self, backend: Backend, *, as_lists: bool = False) -> tuple[Any, Any]:
-        """Run through portagather on `backend`; returns ``(result, data array)``."""
+    def function(self) -> Callable[[Any, Any], Any]:
+        """``f(data, indices)``: this call's operation and keywords on the given arrays."""
+
+        def f(data: Any, indices: Any) -> Any:
+            args, kwargs = self.args(data, indices)
+            return getattr(pg, self.op)(*args, **kwargs)
+
+        return f
+
+    def run(
+        self, backend: Backend, *, as_lists: bool = False, mode: str = "eager"
+    ) -> tuple[Any, Any]:
+        """Run through portagather on `backend` in `mode` (``modes.in_mode``); returns
+        ``(result, data array)``. Index lists stay constants of the call in every mode."""
         data_chunks, index_chunks = self.chunks or (None, None)
         data = _asarray(backend, self.data, data_chunks)
-        indices = self.indices if as_lists else _asarray(backend, self.indices, index_chunks)
-        args, kwargs = self.args(data, indices)
-        return getattr(pg, self.op)(*args, **kwargs), data
+        f = self.function()
+        if as_lists:
+            return in_mode(lambda d: f(d, self.indices), mode)(data), data
+        return in_mode(f, mode)(data, _asarray(backend, self.indices, index_chunks)), data
+
+    def policy(self, mode: str = "eager") -> str:
+        """The policy this call keeps in `mode`: TensorFlow's default resolved."""
+        return effective_policy(self.kwargs.get("bad_indices", ""), mode)
 
     def run_numpy(self) -> npt.NDArray[Any]:
         """Run through portagather on the NumPy arrays as they are (views included)."""
@@ -129,13 +147,17 @@ def check_result(backend: Backend, out: Any, expected: npt.NDArray[Any], data: A
 
 
 def raises_lazily(
-    backend: Backend, error: type[_E], call: Call | ScatterCall, match: str | None = None
+    backend: Backend,
+    error: type[_E],
+    call: Call | ScatterCall,
+    match: str | None = None,
+    mode: str = "eager",
 ) -> pytest.ExceptionInfo[_E]:
     """Assert that `call` raises `error`, at call time or (Dask) when computed."""
     import pytest
 
     def run_and_compute() -> None:
-        out, _ = call.run(backend)
+        out, _ = call.run(backend, mode=mode)
         backend.to_numpy(out)
 
     with pytest.raises(error, match=match) as info:
@@ -143,14 +165,32 @@ def raises_lazily(
     return info
 
 
-def check_call(backend: Backend, call: Call | ScatterCall) -> None:
-    """Run `call` and compare with the reference, or expect its IndexError (Dask: on compute)."""
-    try:
-        expected = call.expected()
-    except IndexError:
-        raises_lazily(backend, IndexError, call)
+def check_call(backend: Backend, call: Call | ScatterCall, mode: str = "eager") -> None:
+    """Run `call` in `mode` and compare with the reference, or expect its IndexError (Dask:
+    on compute). Under ``jit``, ``"error"`` cannot raise from traced values: it asks for
+    ``checkify`` (docs/transformations.md). Scatter calls run eagerly (their transformations
+    are tested in test_scatter.py)."""
+    if isinstance(call, ScatterCall):
+        try:
+            expected = call.expected()
+        except IndexError:
+            raises_lazily(backend, IndexError, call)
+            return
+        out, data = call.run(backend)
+        check_result(backend, out, expected, data)
         return
-    out, data = call.run(backend)
+    if mode == "jit" and call.policy(mode) == "error":
+        raises_lazily(backend, ValueError, call, "checkify", mode)
+        return
+    resolved = Call(
+        call.op, call.data, call.indices, {**call.kwargs, "bad_indices": call.policy(mode)}
+    )
+    try:
+        expected = resolved.expected()
+    except IndexError:
+        raises_lazily(backend, IndexError, call, mode=mode)
+        return
+    out, data = call.run(backend, mode=mode)
     check_result(backend, out, expected, data)
 
 
@@ -214,9 +254,9 @@ def scatter_add(
     return grad.reshape(shape)
 
 
-def check_unchecked(backend: Backend, call: Call) -> None:
+def check_unchecked(backend: Backend, call: Call, mode: str = "eager") -> None:
     """Valid indices read what the reference reads; bad ones read some element of params."""
-    out, data = call.run(backend)
+    out, data = call.run(backend, mode=mode)
     valid = call.__class__(call.op, call.data, call.indices, {**call.kwargs})
     valid.kwargs["bad_indices"] = "ignore"
     expected = valid.expected()
@@ -272,8 +312,9 @@ class ScatterCall:
             return (data, kwargs.pop("dim"), indices, updates), kwargs
         return (data, indices, updates), kwargs
 
-    def run(self, backend: Backend) -> tuple[Any, Any]:
-        """Run through portagather on `backend`; returns ``(result, data array)``."""
+    def run(self, backend: Backend, *, mode: str = "eager") -> tuple[Any, Any]:
+        """Run through portagather on `backend`, eagerly; returns ``(result, data array)``."""
+        assert mode == "eager", "scatter calls run eagerly; test_scatter.py has the transforms"
         layout = self.chunks or (None, None, None)
         data, indices, updates = (
             _asarray(backend, a, c) if isinstance(a, np.ndarray) else a  # Python values as given

@@ -7,6 +7,8 @@
   ``"policy:{policy}"``. Tests marked ``only(*backends)`` run on those backends only.
 - ``known_failures.txt`` lists each backend-specific expected failure with its reason; they
   become strict xfails, so a fixed one shows up.
+- A test that takes ``mode`` runs once per mode of each backend (``modes.py``: eager; jit on
+  JAX; lazy on Dask); ``modes(*modes)`` narrows them.
 - The ``repro`` fixture records the last call a test made; a failing report carries it.
 """
 
@@ -31,6 +33,7 @@ from .backends import (
     unknown_backend_message,
     unknown_backends,
 )
+from .modes import modes_of
 
 KNOWN_FAILURES = Path(__file__).with_name("known_failures.txt")
 
@@ -49,6 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cell(feature): the matrix row of a conformance test")
     config.addinivalue_line("markers", "only(*backends): run on these backends only")
     config.addinivalue_line("markers", "per_dtype(kind): one test per data or index dtype")
+    config.addinivalue_line("markers", "modes(*modes): run in these modes only (modes.py)")
     unknown = unknown_backends(requested_backends(config))
     if unknown:
         raise pytest.UsageError(unknown_backend_message(unknown[0]))
@@ -84,6 +88,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     only = metafunc.definition.get_closest_marker("only")
     if only is not None:
         names = [n for n in names if n in only.args]
+    if "mode" in metafunc.fixturenames:
+        marker = metafunc.definition.get_closest_marker("modes")
+        modes = [(n, m) for n in names for m in modes_of(n) if marker is None or m in marker.args]
+        metafunc.parametrize(("backend_name", "mode"), modes)
+        return
     per_dtype = metafunc.definition.get_closest_marker("per_dtype")
     if per_dtype is None:
         metafunc.parametrize("backend_name", names)

@@ -91,23 +91,32 @@ def gather_d_calls(draw: st.DrawFn, bad: bool = False) -> Call:
     return Call("gather_d", _data(shape), indices, {"dim": draw(st.sampled_from([dim, dim - r]))})
 
 
-@st.composite
-def take_along_axis_calls(draw: st.DrawFn, bad: bool = False) -> Call:
-    r = draw(st.integers(1, 3))
-    axis = draw(st.integers(0, r - 1))
+def _along_axis_shapes(
+    draw: st.DrawFn, rank: int, sizes: st.SearchStrategy[int], most: int
+) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+    """``(axis, x shape, indices shape)`` for take_along_axis: up to `most` indices along
+    `axis`; on every other axis equal sizes, or either side broadcast from 1."""
+    axis = draw(st.integers(0, rank - 1))
     shape, index_shape = [], []
-    for d in range(r):
-        size = draw(SIZES)
+    for d in range(rank):
+        size = draw(sizes)
         if d == axis:
             shape.append(size)
-            index_shape.append(draw(st.integers(0, 3)))
-        else:  # equal, or one side 1 (broadcast)
+            index_shape.append(draw(st.integers(0, most)))
+        else:
             pair = draw(st.sampled_from([(size, size), (size, 1), (1, size)]))
             shape.append(pair[0])
             index_shape.append(pair[1])
-    indices = _values(draw, tuple(index_shape), *_range(shape[axis], True, bad))
+    return axis, tuple(shape), tuple(index_shape)
+
+
+@st.composite
+def take_along_axis_calls(draw: st.DrawFn, bad: bool = False) -> Call:
+    r = draw(st.integers(1, 3))
+    axis, shape, index_shape = _along_axis_shapes(draw, r, SIZES, 3)
+    indices = _values(draw, index_shape, *_range(shape[axis], True, bad))
     kwargs = {"axis": draw(st.sampled_from([axis, axis - r]))}
-    return Call("take_along_axis", _data(tuple(shape)), indices, kwargs)
+    return Call("take_along_axis", _data(shape), indices, kwargs)
 
 
 @st.composite
@@ -204,24 +213,9 @@ def _mixed_gather_d_case(draw: st.DrawFn) -> tuple[Any, ...]:
 @st.composite
 def _mixed_take_along_axis_case(draw: st.DrawFn) -> tuple[Any, ...]:
     rank = draw(st.integers(1, 4))
-    axis = draw(st.integers(0, rank - 1))
-    shape, index_shape = [], []
-    for d in range(rank):
-        size = draw(dims)
-        if d == axis:
-            shape.append(size)
-            index_shape.append(draw(st.integers(0, 4)))
-        else:  # equal sizes, or either side broadcast from 1
-            kind = draw(st.sampled_from(["same", "x1", "i1"]))
-            shape.append(1 if kind == "x1" else size)
-            index_shape.append(1 if kind == "i1" else size)
-    return (
-        "take_along_axis",
-        tuple(shape),
-        tuple(index_shape),
-        {"axis": draw(st.sampled_from([axis, axis - rank]))},
-        [shape[axis]],
-    )
+    axis, shape, index_shape = _along_axis_shapes(draw, rank, dims, 4)
+    kwargs = {"axis": draw(st.sampled_from([axis, axis - rank]))}
+    return "take_along_axis", shape, index_shape, kwargs, [shape[axis]]
 
 
 @st.composite
