@@ -507,19 +507,15 @@ class TorchEngine(Engine):
 
     @staticmethod
     def _last_writes(size: int, flat: Any) -> Any:
-        """True at the last occurrence of each position in `flat`: as NumPy's (written
-        positions read back and checked), settled by ``scatter_reduce("amax")`` where the
-        writes were not in order (torch documents them as unordered)."""
+        """True at the last occurrence of each position in `flat`: the largest update
+        position per element by ``scatter_reduce("amax")`` (torch's plain writes are
+        unordered, so reading them back rarely settles it, as it does on NumPy)."""
         import torch
 
         positions = torch.arange(flat.shape[0], device=flat.device)
-        winner = torch.empty(size, dtype=positions.dtype, device=flat.device)
-        winner.index_put_((flat,), positions)
-        won = winner[flat]
-        if bool((won < positions).any()):
-            winner.scatter_reduce_(0, flat, positions, "amax")
-            won = winner[flat]
-        return won == positions
+        winner = torch.full((size,), -1, dtype=positions.dtype, device=flat.device)
+        winner.scatter_reduce_(0, flat, positions, "amax")
+        return winner[flat] == positions
 
     def take(self, xp: Any, x: Any, indices: Any, axis: int) -> Any:
         # array-api-compat's take first maps negative indices: passes the policies made moot.
