@@ -183,6 +183,18 @@ _GRADIENT = ScatterCall(
 )  # fmt: skip
 
 
+def _gradient_case(
+    reduce: str,
+) -> tuple[ScatterCall, npt.NDArray[Any], tuple[npt.NDArray[Any], npt.NDArray[Any]]]:
+    """The gradient call under `reduce`, its loss weights, and the expected gradients."""
+    call = ScatterCall(
+        _GRADIENT.op, _GRADIENT.data, _GRADIENT.indices, _GRADIENT.updates,
+        {**_GRADIENT.kwargs, "reduce": reduce},
+    )  # fmt: skip
+    weights = np.arange(1.0, 7.0).reshape(3, 2) ** 2
+    return call, weights, _linear_gradients(call, weights)
+
+
 def _linear_gradients(
     call: ScatterCall, weights: npt.NDArray[Any]
 ) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
@@ -282,12 +294,7 @@ def test_jax_gradients(backend, reduce):
     import jax
     import jax.numpy as jnp
 
-    call = ScatterCall(
-        _GRADIENT.op, _GRADIENT.data, _GRADIENT.indices, _GRADIENT.updates,
-        {**_GRADIENT.kwargs, "reduce": reduce},
-    )  # fmt: skip
-    weights = np.arange(1.0, 7.0).reshape(3, 2) ** 2
-    want_data, want_updates = _linear_gradients(call, weights)
+    call, weights, (want_data, want_updates) = _gradient_case(reduce)
     i, w = backend.asarray(call.indices), backend.asarray(weights)
 
     def loss(x: Any, u: Any) -> Any:
@@ -306,12 +313,7 @@ def test_jax_gradients(backend, reduce):
 def test_torch_autograd(backend, reduce):
     import torch
 
-    call = ScatterCall(
-        _GRADIENT.op, _GRADIENT.data, _GRADIENT.indices, _GRADIENT.updates,
-        {**_GRADIENT.kwargs, "reduce": reduce},
-    )  # fmt: skip
-    weights = np.arange(1.0, 7.0).reshape(3, 2) ** 2
-    want_data, want_updates = _linear_gradients(call, weights)
+    call, weights, (want_data, want_updates) = _gradient_case(reduce)
     x = torch.tensor(call.data, requires_grad=True)
     u = torch.tensor(call.updates, requires_grad=True)
     out = pg.scatter_nd(x, backend.asarray(call.indices), u, **call.kwargs)
