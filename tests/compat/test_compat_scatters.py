@@ -10,6 +10,7 @@ from portagather.compat import mindspore as ms_compat
 from portagather.compat import onnx as onnx_compat
 from portagather.compat import tensorflow as tf_compat
 from portagather.compat import torch as torch_compat
+from portagather.conformance.backends import load_backend
 
 ROWS = [[1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3], [4, 4, 4, 4]]
 ZERO_BLOCK = [[0] * 4] * 4
@@ -235,9 +236,7 @@ def test_tensorflow_sub_negates_in_the_tensor_dtype():
 
 @pytest.mark.parametrize("name", ["numpy", "torch", "jax", "dask"])
 def test_scatter_nd_zeros_follow_updates(name):
-    from conftest import BACKENDS
-
-    backend = next(b for b in BACKENDS if b.name == name)
+    backend = load_backend(name)
     updates = backend.asarray(np.array([1.5, 2.5], np.float32))
     for out in (
         tf_compat.scatter_nd(backend.asarray(np.array([[1], [1]])), updates, np.array([3])),
