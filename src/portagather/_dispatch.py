@@ -123,7 +123,8 @@ class Engine:
         """The scatter at flat positions `flat` into `data` (shaped like `updates`; where
         `drops`, ``data.size`` marks an update to drop)."""
         line = xp.reshape(updates, (-1,))
-        return sorted_scatter(xp, data, xp.reshape(flat, (-1,)), line, reduce)
+        select = self.select_function(xp, data.dtype)
+        return sorted_scatter(xp, data, xp.reshape(flat, (-1,)), line, reduce, select)
 
     # The gather: one read of the data at the components, as the plan lays them out.
 
@@ -137,7 +138,11 @@ class Engine:
 
     def fill(self, xp: Any, result: Any, keep: Any, fill: Any) -> Any:
         """`result` with `fill` where `keep` (broadcast against it) is False."""
-        return xp.where(keep, result, fill)
+        return self.select_function(xp, result.dtype)(keep, result, fill)
+
+    def select_function(self, xp: Any, dtype: Any) -> Any:
+        """The ``where(condition, x, y)`` that keeps values of `dtype` exact."""
+        return xp.where
 
     def gather_axes(self, xp: Any, params: Any, components: Components, plan: GatherPlan) -> Any:
         """``plan.depth`` consecutive axes of `params` from ``plan.axis``, at the components.
@@ -558,6 +563,18 @@ class NdonnxEngine(Engine):
     """ndonnx: ONNX's Gather takes int64; a symbolic array (a graph input) has no values."""
 
     int64_gathers = True
+
+    def select_function(self, xp: Any, dtype: Any) -> Any:
+        """ONNX Runtime has no ``Where`` for uint64; ndonnx then goes through float64 and loses
+        every value above 2**53. Selecting by arithmetic (exact modulo 2**64) keeps them."""
+        if dtype != xp.uint64:
+            return xp.where
+
+        def select(condition: Any, x: Any, y: Any) -> Any:
+            chosen = xp.astype(condition, xp.uint64)
+            return x * chosen + y * (1 - chosen)
+
+        return select
 
     def index_access(self, x: Any) -> IndexAccess:
         try:

@@ -236,15 +236,19 @@ def combine(xp: Any, reduce: str, old: Any, new: Any) -> Any:
     return new
 
 
-def sorted_scatter(xp: Any, data: Any, flat: Any, updates: Any, reduce: str) -> Any:
+def sorted_scatter(
+    xp: Any, data: Any, flat: Any, updates: Any, reduce: str, select: Any = None
+) -> Any:
     """`data` with `updates` combined at flat positions `flat` (1-d, both), on the standard's
     functions only; positions outside ``[0, data.size)`` are dropped.
 
     A stable sort puts the updates of one element together in their original order; a
     segmented scan (doubling: about log2(len) elementwise steps) reduces each run, so that its
     last element holds the run's result; ``searchsorted`` finds, for every element of the
-    data, the last entry of its run, if any.
+    data, the last entry of its run, if any. `select` is the engine's ``where`` for data
+    values (ndonnx's is lossy for uint64).
     """
+    select = select or xp.where
     size = math.prod(data.shape)
     device = aac.device(data)
     order = xp.argsort(flat, stable=True)
@@ -257,7 +261,7 @@ def sorted_scatter(xp: Any, data: Any, flat: Any, updates: Any, reduce: str) -> 
         step = 1
         while step < count:
             earlier = xp.concat([values[:step], values[:-step]])
-            values = xp.where(place - step >= start, combine(xp, reduce, earlier, values), values)
+            values = select(place - step >= start, combine(xp, reduce, earlier, values), values)
             step *= 2
     positions = xp.arange(size, dtype=targets.dtype, device=device)
     last = xp.searchsorted(targets, positions, side="right") - 1
@@ -268,4 +272,4 @@ def sorted_scatter(xp: Any, data: Any, flat: Any, updates: Any, reduce: str) -> 
     hit = xp.take(targets, last) == positions
     reduced = xp.take(values, last)
     new = combine(xp, reduce, flat_data, reduced)
-    return xp.reshape(xp.where(hit, new, flat_data), data.shape)
+    return xp.reshape(select(hit, new, flat_data), data.shape)

@@ -340,3 +340,36 @@ def test_dask_stays_lazy_until_computed(backend: Backend, op):
     assert ran == [], "the call computed something"
     with pytest.raises(IndexError, match=r"= \[?7\]? "):
         lazy.compute()
+
+
+def _extremes(dtype: str) -> npt.NDArray[Any]:
+    """Four values of `dtype` with its extremes where it has them (uint64 above 2**53, which
+    float64 would round), and a fifth that is only the same as another's under "update"."""
+    if dtype == "str":
+        return np.array(["a", "bc", "", "zz", "q"])
+    if dtype == "bool":
+        return np.array([True, False, True, False, False])
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        return np.array([info.max, info.min, 1, info.max - 1, 0], dtype=dtype)
+    return np.array([1.5, -2.25, 0.0, 3.0, -0.5], dtype=dtype)
+
+
+@pytest.mark.cell("scatter dtypes")
+@pytest.mark.per_dtype("data")
+@pytest.mark.parametrize("op", SCATTERS)
+def test_data_dtype(backend, repro, op, dtype):
+    """Every dtype the backend holds, extremes included, under "update" (and "max", which
+    needs an order, for the real ones), with a dropped bad index."""
+    values = _extremes(dtype)
+    data, updates = values[:3], values[[3, 4, 0]]
+    index = {"scatter_nd": np.array([[2], [0], [5]]), "scatter_d": np.array([2, 0, 5]),
+             "put_along_axis": np.array([2, 0, 5])}[op]  # fmt: skip
+    kwargs: dict[str, Any] = {"dim": 0} if op == "scatter_d" else {}
+    ordered = dtype not in ("str", "bool") and not dtype.startswith("complex")
+    for reduce in ("update", "max") if ordered else ("update",):
+        call = ScatterCall(
+            op, data, index, updates, {**kwargs, "reduce": reduce, "bad_indices": "ignore"}
+        )
+        out, data_array = repro(call).run(backend)
+        check_result(backend, out, call.expected(), data_array)
