@@ -8,8 +8,8 @@ the gather itself. The generic :class:`Engine` composes every gather from the st
 JAX (``_jax.py``) and Dask (``_dask.py``) have modules of their own. The pipeline in ``_api``
 never asks which backend it runs on.
 
-No backend is imported here; each engine's module imports its library only when an array of
-it is already in hand.
+No backend is imported here but NumPy, a dependency (imported once, not in each call); each
+other engine's module imports its library only when an array of it is already in hand.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import math
 from typing import Any
 
 import array_api_compat as aac
+import numpy as np
 
 from ._errors import BadIndex
 from ._indices import Components, IndexAccess, flat_positions
@@ -217,6 +218,9 @@ class NumPyEngine(Engine):
     take_clamps = True
     int64_gathers = True
     BLOCK = 2**15
+    #: Index arrays of at most this many elements have their range read as one Python list:
+    #: below it, ``tolist`` and Python's ``min``/``max`` cost less than two reductions.
+    SMALL = 32
 
     def index_block_rows(self, data: Any, indices: Any, plan: GatherPlan) -> int:
         if plan.batch_dims or indices.size < 4 * self.BLOCK or indices.ndim < 1 + plan.vector:
@@ -232,23 +236,21 @@ class NumPyEngine(Engine):
         return xp.int64
 
     def clamp(self, xp: Any, values: Any, low: int, high: int) -> Any:
-        import numpy as np
-
         return np.clip(values, low, high)
 
     def value_range(self, xp: Any, x: Any) -> tuple[int, int]:
+        if x.size <= self.SMALL:
+            values = x.ravel().tolist()
+            return min(values), max(values)
         return int(x.min()), int(x.max())
 
     def take(self, xp: Any, x: Any, indices: Any, axis: int) -> Any:
-        import numpy as np
-
-        return np.take(x, indices, axis=axis, mode="clip")
+        # The method, which np.take calls after two Python frames (a tiny call feels them).
+        return x.take(indices, axis=axis, mode="clip")
 
     def gather(
         self, xp: Any, data: Any, components: Components, plan: GatherPlan, out: Any = None
     ) -> Any:
-        import numpy as np
-
         if plan.kind == "axes":
             result = self.gather_axes(xp, data, components, plan, out)
         else:
@@ -256,8 +258,6 @@ class NumPyEngine(Engine):
         return result if type(result) is np.ndarray else np.asarray(result)  # not a scalar
 
     def fill(self, xp: Any, result: Any, keep: Any, fill: Any) -> Any:
-        import numpy as np
-
         np.copyto(result, fill, where=~keep)  # the result is new: fill it in place
         return result
 
@@ -267,13 +267,13 @@ class NumPyEngine(Engine):
         """One ``take(mode="clip")`` on C-contiguous params, with the gathered axes merged
         (a view) and no reshape of the index; other params (views: transposed, strided,
         broadcast) by indexing along the original axes, since ``take`` would copy them whole.
+        A small index is indexed along the original axes too: one indexing call costs less
+        than the flat positions' arithmetic and a ``take``.
         """
-        import numpy as np
-
         parts = components.values
         if not parts:
             return super().gather_axes(xp, params, components, plan)
-        if not params.flags.c_contiguous:
+        if not params.flags.c_contiguous or (parts[0].size <= self.SMALL and components.valid):
             return self._index_view(params, components, plan)
         if plan.batch_dims:
             return super().gather_axes(xp, params, components, plan)
@@ -285,14 +285,12 @@ class NumPyEngine(Engine):
             shape = params.shape
             params = params.reshape((*shape[:axis], math.prod(shape[axis:stop]), *shape[stop:]))
         if out is not None and out.flags.c_contiguous:
-            return np.take(params, flat, axis=axis, mode="clip", out=out)
-        return np.take(params, flat, axis=axis, mode="clip")
+            return params.take(flat, axis=axis, out=out, mode="clip")
+        return params.take(flat, axis=axis, mode="clip")
 
     def gather_along(self, xp: Any, x: Any, components: Components, plan: GatherPlan) -> Any:
         if x.flags.c_contiguous:
             return super().gather_along(xp, x, components, plan)
-        import numpy as np
-
         (index,) = self._inside(components, plan)
         if plan.data_block is not None:
             x = x[tuple(slice(0, size) for size in plan.data_block)]
@@ -300,8 +298,6 @@ class NumPyEngine(Engine):
 
     def _inside(self, components: Components, plan: GatherPlan) -> list[Any]:
         """The components with every read kept inside the data (0 where ignored)."""
-        import numpy as np
-
         if components.keep is not None:
             return [np.where(components.keep, c, 0) for c in components.values]
         if components.keep_inside:
@@ -313,8 +309,6 @@ class NumPyEngine(Engine):
 
     def _index_view(self, params: Any, components: Components, plan: GatherPlan) -> Any:
         """``params[β, :, ..., c0, c1, ...]``: NumPy's indexing reads any strides in place."""
-        import numpy as np
-
         b, outer = plan.batch_dims, plan.axis - plan.batch_dims
         parts = self._inside(components, plan)
         grid = parts[0].ndim - b
