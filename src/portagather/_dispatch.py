@@ -14,6 +14,7 @@ other engine's module imports its library only when an array of it is already in
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -43,6 +44,11 @@ class Engine:
         """Whether reading values of `x` into Python is cheap and harmless."""
         return True
 
+    def reads_range_freely(self, x: Any) -> bool:
+        """Whether :meth:`value_range` of `x` (where it reads cheaply) costs less than the
+        passes that knowing the range saves (a small index, read into Python at once)."""
+        return False
+
     def index_array(self, xp: Any, indices: Any) -> Any:
         """The caller's index array, laid out for the policies' elementwise work."""
         return indices
@@ -50,6 +56,10 @@ class Engine:
     def index_block_rows(self, data: Any, indices: Any, plan: GatherPlan) -> int:
         """How many rows of a large index to process at a time (0: all at once)."""
         return 0
+
+    def vector_components(self, values: Any, depth: int) -> list[Any]:
+        """The `depth` components of the index vectors along the last axis of `values`."""
+        return [values[..., j] for j in range(depth)]
 
     def wide_index_dtype(self, xp: Any) -> Any:
         """The widest signed integer dtype the namespace holds; the policies work in it."""
@@ -238,6 +248,9 @@ class NumPyEngine(Engine):
     def clamp(self, xp: Any, values: Any, low: int, high: int) -> Any:
         return np.clip(values, low, high)
 
+    def reads_range_freely(self, x: Any) -> bool:
+        return bool(x.size <= self.SMALL)
+
     def value_range(self, xp: Any, x: Any) -> tuple[int, int]:
         if x.size <= self.SMALL:
             values = x.ravel().tolist()
@@ -311,6 +324,8 @@ class NumPyEngine(Engine):
         """``params[β, :, ..., c0, c1, ...]``: NumPy's indexing reads any strides in place."""
         b, outer = plan.batch_dims, plan.axis - plan.batch_dims
         parts = self._inside(components, plan)
+        if not b:
+            return params[(slice(None),) * outer + tuple(parts)]
         grid = parts[0].ndim - b
         batch = [
             np.arange(params.shape[k]).reshape((1,) * k + (-1,) + (1,) * (b - k - 1 + grid))
@@ -326,15 +341,25 @@ class NumPyEngine(Engine):
 class TorchEngine(Engine):
     """PyTorch: ``index_select`` and ``gather`` want int64 and have no kernels for uint16, 32
     and 64 (those are gathered as the signed type of the same width); ``aminmax`` reads the
-    range in one pass; values are read only on the CPU, and under ``torch.compile`` only by
-    breaking the graph."""
+    range in one pass (a small index: ``tolist``); values are read only on the CPU, and under
+    ``torch.compile`` only by breaking the graph. Every PyTorch call costs about a
+    microsecond, so a small call is made of as few of them as it can be."""
 
     int64_gathers = True
+    #: Index tensors of at most this many elements: range read with ``tolist``, and gathered
+    #: by one indexing call when valid.
+    SMALL = 32
 
     def reads_cheaply(self, x: Any) -> bool:
         import torch
 
-        return bool(x.device.type == "cpu" and not torch.compiler.is_compiling())
+        return bool(x.is_cpu and not torch.compiler.is_compiling())
+
+    def reads_range_freely(self, x: Any) -> bool:
+        return bool(x.numel() <= self.SMALL)
+
+    def vector_components(self, values: Any, depth: int) -> list[Any]:
+        return list(values.unbind(-1))  # one call for all of them
 
     def wide_index_dtype(self, xp: Any) -> Any:
         return xp.int64
@@ -357,6 +382,13 @@ class TorchEngine(Engine):
                 'bad_indices="ignore", "clip", "wrap" or "unchecked"'
             )
             raise ValueError(msg)
+        if x.numel() <= self.SMALL:
+            values = x.tolist()
+            if x.ndim == 0:
+                return values, values
+            for _ in range(x.ndim - 1):
+                values = list(itertools.chain.from_iterable(values))
+            return min(values), max(values)
         low, high = torch.aminmax(x)
         return int(low), int(high)
 
@@ -393,15 +425,20 @@ class TorchEngine(Engine):
     def gather_axes(self, xp: Any, params: Any, components: Components, plan: GatherPlan) -> Any:
         """One ``index_select`` along the gathered axes (merged, a view, for several) with
         no batch dims: fewer reshapes than the generic composition, which a small call
-        feels."""
+        feels. A small valid index (not 0-d, which would index a view) by one indexing call
+        along the original axes."""
         import torch
 
         parts = components.values
         contiguous = len(parts) == 1 or params.is_contiguous()
         if plan.batch_dims or not parts or not contiguous:
             return super().gather_axes(xp, params, components, plan)
+        if components.valid and parts[0].ndim and parts[0].numel() <= self.SMALL:
+            return params[(slice(None),) * plan.axis + tuple(parts)]
         axis, stop = plan.axis, plan.axis + plan.depth
-        flat = flat_positions(parts, plan.strides)
+        flat = parts[-1]  # the last axis has stride 1; one fused multiply-add per other axis
+        for part, stride in zip(parts[:-1], plan.strides[:-1], strict=True):
+            flat = torch.add(flat, part, alpha=stride)
         if components.keep is not None:
             flat = torch.where(components.keep, flat, 0)
         elif components.keep_inside:

@@ -86,7 +86,7 @@ def normalize(
     wrap_sizes = plan.axis_sizes if policy == "wrap" else None
     values = to_wide(xp, indices, engine.wide_index_dtype(xp), wrap_sizes, plan.vector)
     if plan.vector:
-        parts = [values[..., j] for j in range(len(plan.axis_sizes))]
+        parts = engine.vector_components(values, len(plan.axis_sizes))
     else:
         parts = [values]
     treatment: Treatment = "wrap" if policy == "wrap" else "clip" if policy == "clip" else "none"
@@ -138,11 +138,13 @@ def _range_read_pays(engine: Engine, values: Any, policy: str, plan: GatherPlan)
 
     Only where values read cheaply: ``"clip"``, ``"wrap"`` and ``"unchecked"`` never need to
     read them. Not for ``"unchecked"`` where the engine's gather clamps anyway and nothing
-    counts from the end.
+    counts from the end, unless the range reads for less than any pass (a small index).
     """
     if not engine.reads_cheaply(values):
         return False
-    return policy != "unchecked" or plan.allow_negative or not engine.take_clamps
+    if policy != "unchecked" or plan.allow_negative or not engine.take_clamps:
+        return True
+    return engine.reads_range_freely(values)
 
 
 @dataclass(frozen=True)
