@@ -82,7 +82,7 @@ def _plan_for(
     arguments: tuple[Any, ...],
 ) -> GatherPlan:
     """The plan of the call, from the shapes (checked static) and the integer arguments."""
-    key = (planner.__name__, data.shape, indices.shape, *arguments)
+    key: tuple[Any, ...] = (planner.__name__, data.shape, indices.shape, arguments)
     try:
         plan = _PLANS.get(key)
     except TypeError:  # a size that cannot be hashed (symbolic)

@@ -286,7 +286,11 @@ class NumPyEngine(Engine):
         parts = components.values
         if not parts:
             return super().gather_axes(xp, params, components, plan)
-        if not params.flags.c_contiguous or (parts[0].size <= self.SMALL and components.valid):
+        if parts[0].size <= self.SMALL and components.valid:
+            if not plan.batch_dims:  # the common small call, in one step
+                return params[(slice(None),) * plan.axis + tuple(parts)]
+            return self._index_view(params, components, plan)
+        if not params.flags.c_contiguous:
             return self._index_view(params, components, plan)
         if plan.batch_dims:
             return super().gather_axes(xp, params, components, plan)
