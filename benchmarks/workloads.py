@@ -538,6 +538,51 @@ def _jax_candidates(w: Workload, policies):
     return out
 
 
+def _fill_natives_jax(w: Workload):
+    """JAX's own safe reads of the same shape: a bad index reads a fill value (a bounds mask
+    and a select), where portagather's "error" raises under checkify."""
+    import jax.numpy as jnp
+
+    if w.key == "W1":
+        n1 = w.params.shape[1]
+        return [
+            (
+                "p.at[i[:,0], i[:,1]].get(fill)",
+                lambda p, i: p.at[i[:, 0], i[:, 1]].get(mode="fill", fill_value=0),
+            ),
+            (
+                "take(p.ravel(), flat, fill)",
+                lambda p, i: jnp.take(
+                    p.reshape(-1), i[:, 0] * n1 + i[:, 1], mode="fill", fill_value=0
+                ),
+            ),
+        ]
+    if w.key == "W4":
+        rows = np.arange(w.indices.shape[0])[:, None]
+        return [
+            (
+                "take_along_axis(x, i, 1, fill)",
+                lambda p, i: jnp.take_along_axis(p, i, axis=1, mode="fill", fill_value=0),
+            ),
+            ("x.at[arange[:,None], i].get(fill)", lambda p, i: p.at[rows, i].get(mode="fill")),
+        ]
+    raise KeyError(w.key)
+
+
+def jax_checked_candidates(w: Workload) -> list[Candidate]:
+    """portagather "error" under ``jit(checkify(...))`` and JAX's fill-mode idioms under
+    ``jit``, for W1 and W4."""
+    import jax
+    from jax.experimental import checkify
+
+    p, i = jax.device_put(w.params), jax.device_put(w.indices)
+    fn = jax.jit(checkify.checkify(lambda p, i: pg_call(None, w, "error", p, i)))
+    out = [Candidate("portagather[error] (checkify)", PG, _checked_call(fn, p, i), "error")]
+    for name, f in _fill_natives_jax(w):
+        out.append(Candidate(f"jit {name}", UNCHECKED, _jax_call(jax.jit(f), p, i)))
+    return out
+
+
 def _jax_call(fn, p, i):
     return lambda: fn(p, i).block_until_ready()
 

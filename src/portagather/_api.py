@@ -26,6 +26,8 @@ from ._types import Array, IndexLike, Policy, Reduction, Scalar
 
 
 def _int_argument(value: object, name: str) -> int:
+    if type(value) is int:  # the common case, at the cost of one type check
+        return value
     if isinstance(value, bool):
         msg = f"{name} must be an int; got {value!r}"
         raise TypeError(msg)
@@ -51,9 +53,7 @@ def _execute(
     xp, data, indices = as_arrays(data, indices, data_name, index_name)
     check_index_dtype(xp, indices, index_name)
     fill = check_fill_value(xp, fill_value, data.dtype)  # checked whether or not it is used
-    plan: GatherPlan = planner(
-        static_shape(data, data_name), static_shape(indices, index_name), *arguments
-    )
+    plan = _plan_for(planner, data, indices, data_name, index_name, arguments)
     engine = engine_for(xp)
     if plan.reads_nothing:  # nothing is read, so nothing can be out of range
         return engine.empty(xp, data, plan.out_shape)
@@ -66,6 +66,36 @@ def _execute(
             xp, engine, data, indices, plan, policy, fill, rows, planner, arguments
         )
     return _run(xp, engine, data, indices, plan, policy, access, fill)
+
+
+#: Plans by call signature (the planner's name, both shapes as the arrays give them, the
+#: integer arguments) where those shapes are static: one dictionary lookup for a call in a
+#: loop. Names, not the functions, as keys: torch.compile traces a dictionary of strings.
+_PLANS: dict[tuple[Any, ...], GatherPlan] = {}
+
+
+def _plan_for(
+    planner: Any,
+    data: Any,
+    indices: Any,
+    data_name: str,
+    index_name: str,
+    arguments: tuple[Any, ...],
+) -> GatherPlan:
+    """The plan of the call, from the shapes (checked static) and the integer arguments."""
+    key: tuple[Any, ...] = (planner.__name__, data.shape, indices.shape, arguments)
+    try:
+        plan = _PLANS.get(key)
+    except TypeError:  # a size that cannot be hashed (symbolic)
+        plan, key = None, ()
+    if plan is None:
+        shapes = static_shape(data, data_name), static_shape(indices, index_name)
+        plan = planner(*shapes, *arguments)
+        if key and shapes == key[1:3]:  # kept where the shapes were Python ints as given
+            if len(_PLANS) >= 512:
+                _PLANS.clear()
+            _PLANS[key] = plan
+    return plan
 
 
 def _execute_scatter(
@@ -87,9 +117,7 @@ def _execute_scatter(
     xp, data, indices = as_arrays(data, indices, data_name, index_name)
     check_index_dtype(xp, indices, index_name)
     check_reduce_dtype(xp, reduce, data.dtype, data_name)
-    plan: GatherPlan = planner(
-        static_shape(data, data_name), static_shape(indices, index_name), *arguments
-    )
+    plan = _plan_for(planner, data, indices, data_name, index_name, arguments)
     updates = check_updates(xp, updates, data, plan, update_name, data_name, updates_fit)
     engine = engine_for(xp)
     if plan.reads_nothing:  # no update, so nothing written and nothing out of range

@@ -57,6 +57,11 @@ def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple
     Python lists, tuples and scalars are converted with the namespace of the other argument,
     or with NumPy when neither is an array.
     """
+    kind = type(data)
+    if kind is type(indices):  # the common path: one dictionary lookup (never a masked array)
+        xp = _NAMESPACES.get(kind)
+        if xp is not None:
+            return xp, data, indices
     if isinstance(indices, np.ma.MaskedArray):
         msg = (
             f"{index_name} must not be a NumPy masked array: a gather reads every value, the "
@@ -64,11 +69,6 @@ def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple
             "for the masked entries"
         )
         raise TypeError(msg)
-    kind = type(data)
-    if kind is type(indices):  # the common path: one dictionary lookup
-        xp = _NAMESPACES.get(kind)
-        if xp is not None:
-            return xp, data, indices
     data_is_array = aac.is_array_api_obj(data)
     index_is_array = aac.is_array_api_obj(indices)
     if data_is_array and index_is_array:

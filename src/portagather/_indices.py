@@ -67,6 +67,11 @@ class Components:
     keep_inside: bool = False
     bad: Any = None
 
+    @property
+    def valid(self) -> bool:
+        """Whether every component is in ``[0, n)``: nothing is left to mask or clamp."""
+        return self.keep is None and not self.keep_inside
+
 
 #: What is done to each component once the checks are settled: its remainder modulo n,
 #: clamped into [0, n), or nothing (bad values are then checked, filled or clamped
@@ -81,7 +86,7 @@ def normalize(
     wrap_sizes = plan.axis_sizes if policy == "wrap" else None
     values = to_wide(xp, indices, engine.wide_index_dtype(xp), wrap_sizes, plan.vector)
     if plan.vector:
-        parts = [values[..., j] for j in range(len(plan.axis_sizes))]
+        parts = engine.vector_components(values, len(plan.axis_sizes))
     else:
         parts = [values]
     treatment: Treatment = "wrap" if policy == "wrap" else "clip" if policy == "clip" else "none"
@@ -105,10 +110,11 @@ def normalize(
             result.keep_inside = policy == "unchecked"
     else:
         result.keep_inside = policy == "unchecked"
-    result.values = [
-        _treat_component(xp, engine, part, n, treatment, from_end)
-        for part, n in zip(parts, plan.axis_sizes, strict=True)
-    ]
+    if treatment != "none" or from_end:
+        result.values = [
+            _treat_component(xp, engine, part, n, treatment, from_end)
+            for part, n in zip(parts, plan.axis_sizes, strict=True)
+        ]
     return result
 
 
@@ -132,11 +138,13 @@ def _range_read_pays(engine: Engine, values: Any, policy: str, plan: GatherPlan)
 
     Only where values read cheaply: ``"clip"``, ``"wrap"`` and ``"unchecked"`` never need to
     read them. Not for ``"unchecked"`` where the engine's gather clamps anyway and nothing
-    counts from the end.
+    counts from the end, unless the range reads for less than any pass (a small index).
     """
     if not engine.reads_cheaply(values):
         return False
-    return policy != "unchecked" or plan.allow_negative or not engine.take_clamps
+    if policy != "unchecked" or plan.allow_negative or not engine.take_clamps:
+        return True
+    return engine.reads_range_freely(values)
 
 
 @dataclass(frozen=True)
@@ -148,6 +156,12 @@ class IndexRange:
     any_negative: bool = False
 
 
+# The three findings, made once (a frozen dataclass costs a few hundred ns to construct).
+_SOME_BAD = IndexRange(all_valid=False)
+_ALL_VALID = IndexRange(all_valid=True)
+_ALL_VALID_SOME_NEGATIVE = IndexRange(all_valid=True, any_negative=True)
+
+
 def read_range(
     xp: Any, engine: Engine, values: Any, parts: list[Any], plan: GatherPlan
 ) -> IndexRange:
@@ -157,18 +171,18 @@ def read_range(
     axis; otherwise each component is checked on its own.
     """
     if not plan.axis_sizes:
-        return IndexRange(all_valid=True)
+        return _ALL_VALID
     shortest = min(plan.axis_sizes)
     low, high = engine.value_range(xp, values)
     if low >= (-shortest if plan.allow_negative else 0) and high < shortest:
-        return IndexRange(all_valid=True, any_negative=low < 0)
+        return _ALL_VALID_SOME_NEGATIVE if low < 0 else _ALL_VALID
     any_negative = False
     for part, n in zip(parts, plan.axis_sizes, strict=True):
         low, high = engine.value_range(xp, part)
         if low < (-n if plan.allow_negative else 0) or high >= n:
-            return IndexRange(all_valid=False)
+            return _SOME_BAD
         any_negative = any_negative or low < 0
-    return IndexRange(all_valid=True, any_negative=any_negative)
+    return _ALL_VALID_SOME_NEGATIVE if any_negative else _ALL_VALID
 
 
 def in_range(xp: Any, values: Any, parts: list[Any], plan: GatherPlan) -> Any:

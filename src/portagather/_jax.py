@@ -53,7 +53,7 @@ class JaxEngine(Engine):
 
         self.flat_index_dtype(xp, plan.largest_flat)  # refuses what int32 cannot address
         outer = plan.axis - plan.batch_dims
-        mode = "clip" if components.keep is not None or components.keep_inside else None
+        mode = _read_mode(components)
         slices = (slice(None),) * outer
 
         def one(block: Any, *parts: Any) -> Any:
@@ -71,8 +71,7 @@ class JaxEngine(Engine):
         self.flat_index_dtype(xp, plan.largest_flat)
         if plan.data_block is not None:
             x = x[tuple(slice(0, size) for size in plan.data_block)]
-        # Out-of-range reads (ignored, or to be reported by checkify) are clamped by XLA.
-        mode = "clip" if components.keep is not None or components.keep_inside else None
+        mode = _read_mode(components)
         return jnp.take_along_axis(x, index, axis=plan.axis, mode=mode or "promise_in_bounds")
 
     def scatter(
@@ -138,6 +137,18 @@ class JaxEngine(Engine):
         first_is_bad = lax.dynamic_index_in_dim(flat_bad, first, keepdims=False)
         checkify.check(~first_is_bad, message, **arguments)
         return result
+
+
+def _read_mode(components: Components) -> str | None:
+    """How the gather keeps out-of-range reads inside: None where every index is valid.
+
+    Ignored and unchecked reads are clamped by XLA; reads that ``checkify`` reports (the
+    values there are never seen) use ``"fill"``, which XLA on CPU runs faster than
+    ``"clip"`` (W1: 7.3 against 9.0 ms, W4: 5.7 against 6.3 ms).
+    """
+    if components.bad is not None:
+        return "fill"
+    return "clip" if components.keep is not None or components.keep_inside else None
 
 
 def _has_int64() -> bool:

@@ -10,7 +10,7 @@ argument as the caller wrote it and its valid range.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
@@ -61,19 +61,17 @@ class GatherPlan:
     data_block: Shape | None
     report: BadIndex
 
-    @property
-    def strides(self) -> Shape:
-        """Row-major strides of the components within the gathered block."""
-        return _strides(self.axis_sizes)
+    #: Row-major strides of the components within the gathered block.
+    strides: Shape = field(init=False, repr=False, compare=False)
+    #: Whether the result is empty (nothing is read).
+    reads_nothing: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def reads_nothing(self) -> bool:
-        return math.prod(self.out_shape) == 0
-
-
-@lru_cache(maxsize=512)
-def _strides(sizes: Shape) -> Shape:
-    return tuple(math.prod(sizes[k + 1 :]) for k in range(len(sizes)))
+    def __post_init__(self) -> None:
+        # Worked out once, with the (cached) plan: a call in a loop only reads them.
+        sizes = self.axis_sizes
+        strides = tuple(math.prod(sizes[k + 1 :]) for k in range(len(sizes)))
+        object.__setattr__(self, "strides", strides)
+        object.__setattr__(self, "reads_nothing", math.prod(self.out_shape) == 0)
 
 
 def _normalize_axis(axis: int, ndim: int, name: str, data_name: str) -> int:
