@@ -319,21 +319,23 @@ class NumPyEngine(Engine):
         self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str, drops: bool
     ) -> Any:
         """``ufunc.at`` for the reductions; under ``"update"``, one write of each element's
-        last update (from a stable sort), so duplicates never depend on write order."""
-        import numpy as np
+        last update (:meth:`_last_writes`), so duplicates never depend on write order.
 
-        out = np.array(data, order="C", copy=True)  # new and writable, whatever data was
-        line = out.reshape(-1)
+        The result is written in a buffer one element longer than the data: dropped updates
+        (at ``data.size``) and the losers under ``"update"`` land in that last element, so
+        nothing is compressed out of `flat` and `updates`."""
+        size = math.prod(data.shape)
+        buffer = np.empty(size + 1, dtype=data.dtype)
+        out = buffer[:size].reshape(data.shape)
+        out[...] = data  # new and writable, whatever data was (a view, read-only)
+        buffer[size] = buffer[0]  # a value of the data: no NaN or junk for ufunc.at to meet
         flat, updates = flat.reshape(-1), updates.reshape(-1)
-        if drops:
-            kept = flat < line.size
-            flat, updates = flat[kept], updates[kept]
         if reduce == "update":
-            won = self._last_writes(line.size, flat)
-            line[flat[won]] = updates[won]
+            won = self._last_writes(size + 1, flat)
+            buffer[np.where(won, flat, size)] = updates
         else:
             ufunc = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
-            ufunc[reduce].at(line, flat, updates)
+            ufunc[reduce].at(buffer, flat, updates)
         return out
 
     @staticmethod
@@ -511,35 +513,38 @@ class TorchEngine(Engine):
     def scatter_at(
         self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str, drops: bool
     ) -> Any:
-        """``index_put_`` of each element's last update, ``scatter_add_``, ``scatter_reduce_``
-        on a new copy of the data. uint16/32/64 (no kernels) go through the
-        signed type of the same width: the same bits for writes, sums and products (modulo
-        2**bits), and with the sign bit flipped for min and max, which keeps their order."""
+        """``index_put_`` of each element's last update, ``scatter_add_``, ``scatter_reduce_``,
+        in place on a new copy of the data one element longer: dropped updates (at
+        ``data.size``) and the losers under ``"update"`` land in that last element, so nothing
+        is compressed (boolean indexing costs torch more than the scatter). Autograd records
+        the in-place ops on the copy.
+
+        uint16/32/64 (no kernels) go through the signed type of the same width: the same
+        bits for writes, sums and products (modulo 2**bits), and with the sign bit flipped for
+        min and max, which keeps their order."""
         import torch
 
-        line = data.reshape(-1).clone()
+        size = data.numel()
+        source = data.reshape(-1)
         flat, updates = flat.reshape(-1), updates.reshape(-1)
-        if drops:
-            kept = flat < line.numel()
-            flat, updates = flat[kept], updates[kept]
         twin = _signed_twin(data.dtype)
         if twin is not None:
-            line, updates = line.view(twin), updates.view(twin)
-            if reduce in ("min", "max"):
-                flip = torch.iinfo(twin).min
-                line, updates = line ^ flip, updates ^ flip
-        # In place on the new copy: autograd records in-place ops on it, and an out-of-place
-        # op would copy it again.
+            source, updates = source.view(twin), updates.view(twin)
+        line = torch.cat([source, source.new_zeros(1)])
+        flip = torch.iinfo(twin).min if twin is not None and reduce in ("min", "max") else 0
+        if flip:
+            line, updates = line ^ flip, updates ^ flip
         if reduce == "update":
-            won = self._last_writes(line.numel(), flat)
-            line.index_put_((flat[won],), updates[won])
+            won = self._last_writes(size + 1, flat)
+            line.index_put_((torch.where(won, flat, size),), updates)
         elif reduce == "add":
             line.scatter_add_(0, flat, updates)
         else:
             line.scatter_reduce_(0, flat, updates, _TORCH_REDUCE[reduce], include_self=True)
+        line = line[:size]
+        if flip:
+            line = line ^ flip
         if twin is not None:
-            if reduce in ("min", "max"):
-                line = line ^ flip
             line = line.view(data.dtype)
         return line.reshape(data.shape)
 
