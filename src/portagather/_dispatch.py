@@ -510,6 +510,29 @@ class TorchEngine(Engine):
     def copy(self, xp: Any, data: Any) -> Any:
         return data.clone()  # stays in the autograd graph
 
+    def scatter(
+        self, xp: Any, data: Any, components: Components, updates: Any, plan: GatherPlan,
+        reduce: str,
+    ) -> Any:  # fmt: skip
+        """Straight to ``scatter_add_`` / ``scatter_reduce_`` along the axis where the index
+        is already what torch wants (elementwise, same shape as the updates, every value in
+        range, a dtype torch reduces); otherwise through flat positions."""
+        along = plan.kind == "along" and reduce != "update" and components.keep is None
+        if along and not components.keep_inside and _signed_twin(data.dtype) is None:
+            (index,) = components.values
+            fits = all(
+                n <= size for d, (n, size) in enumerate(zip(index.shape, data.shape, strict=True))
+                if d != plan.axis
+            )  # fmt: skip
+            if tuple(index.shape) == plan.out_shape and fits:
+                out = data.clone()
+                if reduce == "add":
+                    return out.scatter_add_(plan.axis, index, updates)
+                return out.scatter_reduce_(
+                    plan.axis, index, updates, _TORCH_REDUCE[reduce], include_self=True
+                )
+        return super().scatter(xp, data, components, updates, plan, reduce)
+
     def scatter_at(
         self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str, drops: bool
     ) -> Any:

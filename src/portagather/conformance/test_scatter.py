@@ -177,20 +177,30 @@ def test_read_only_and_view_inputs(backend):
 # Transformations: JAX jit (one XLA scatter), vmap and grad; PyTorch autograd; Dask laziness.
 
 TRACED = ("ignore", "clip", "wrap", "unchecked")
-_GRADIENT = ScatterCall(
-    "scatter_nd", np.arange(1.0, 7.0).reshape(3, 2), np.array([[2], [0], [2], [-1]]),
-    np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]), {"bad_indices": "ignore"},
-)  # fmt: skip
+# Duplicates, a dropped (ignored) or clipped bad index: each scatter's gradient case.
+_M32 = np.arange(1.0, 7.0).reshape(3, 2)
+_GRADIENTS = {
+    "scatter_nd": ScatterCall(
+        "scatter_nd", _M32, np.array([[2], [0], [2], [-1]]),
+        np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]), {"bad_indices": "ignore"},
+    ),
+    "scatter_d": ScatterCall(
+        "scatter_d", _M32, np.array([[2, 0], [2, 5]]), np.array([[1.0, 2.0], [3.0, 4.0]]),
+        {"dim": 0, "bad_indices": "clip"},
+    ),
+    "put_along_axis": ScatterCall(
+        "put_along_axis", _M32, np.array([[1, 1], [0, -1], [1, 0]]),
+        np.array([[1.0], [2.0], [3.0]]), {"axis": 1},
+    ),
+}  # fmt: skip
 
 
 def _gradient_case(
-    reduce: str,
+    op: str, reduce: str
 ) -> tuple[ScatterCall, npt.NDArray[Any], tuple[npt.NDArray[Any], npt.NDArray[Any]]]:
-    """The gradient call under `reduce`, its loss weights, and the expected gradients."""
-    call = ScatterCall(
-        _GRADIENT.op, _GRADIENT.data, _GRADIENT.indices, _GRADIENT.updates,
-        {**_GRADIENT.kwargs, "reduce": reduce},
-    )  # fmt: skip
+    """The gradient call of `op` under `reduce`, its loss weights, the expected gradients."""
+    base = _GRADIENTS[op]
+    call = ScatterCall(op, base.data, base.indices, base.updates, {**base.kwargs, "reduce": reduce})
     weights = np.arange(1.0, 7.0).reshape(3, 2) ** 2
     return call, weights, _linear_gradients(call, weights)
 
@@ -290,15 +300,17 @@ def test_vmap(backend, reduce):
 @pytest.mark.cell("scatter grad")
 @pytest.mark.only("jax")
 @pytest.mark.parametrize("reduce", ["update", "add"])
-def test_jax_gradients(backend, reduce):
+@pytest.mark.parametrize("op", SCATTERS)
+def test_jax_gradients(backend, op, reduce):
     import jax
     import jax.numpy as jnp
 
-    call, weights, (want_data, want_updates) = _gradient_case(reduce)
+    call, weights, (want_data, want_updates) = _gradient_case(op, reduce)
     i, w = backend.asarray(call.indices), backend.asarray(weights)
 
     def loss(x: Any, u: Any) -> Any:
-        return jnp.sum(w * pg.scatter_nd(x, i, u, **call.kwargs))
+        args, kwargs = call.args(x, i, u)
+        return jnp.sum(w * getattr(pg, op)(*args, **kwargs))
 
     got_data, got_updates = jax.grad(loss, argnums=(0, 1))(
         backend.asarray(call.data, "float32"), backend.asarray(call.updates, "float32")
@@ -310,13 +322,15 @@ def test_jax_gradients(backend, reduce):
 @pytest.mark.cell("scatter grad")
 @pytest.mark.only("torch")
 @pytest.mark.parametrize("reduce", ["update", "add"])
-def test_torch_autograd(backend, reduce):
+@pytest.mark.parametrize("op", SCATTERS)
+def test_torch_autograd(backend, op, reduce):
     import torch
 
-    call, weights, (want_data, want_updates) = _gradient_case(reduce)
+    call, weights, (want_data, want_updates) = _gradient_case(op, reduce)
     x = torch.tensor(call.data, requires_grad=True)
     u = torch.tensor(call.updates, requires_grad=True)
-    out = pg.scatter_nd(x, backend.asarray(call.indices), u, **call.kwargs)
+    args, kwargs = call.args(x, backend.asarray(call.indices), u)
+    out = getattr(pg, op)(*args, **kwargs)
     (torch.tensor(weights) * out).sum().backward()
     assert x.grad is not None and u.grad is not None
     assert np.allclose(x.grad.numpy(), want_data)
