@@ -81,23 +81,26 @@ def assert_same(actual, wanted):
     np.testing.assert_array_equal(actual, wanted, strict=True)
 
 
-def onnxruntime_node(op_type: str, data, indices, **attributes):
-    """ONNX Runtime's result of one node (opset 13) on int32 data and int64 indices, or None
-    where it refuses the indices."""
+def onnxruntime_node(op_type: str, data, indices, updates=None, opset=13, **attributes):
+    """ONNX Runtime's result of one node on int32 data, int64 indices (and int32 updates, for
+    a scatter), or None where it refuses the indices."""
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
-    node = helper.make_node(op_type, ["data", "indices"], ["out"], **attributes)
+    names = ["data", "indices"] + ([] if updates is None else ["updates"])
+    types = [TensorProto.INT32, TensorProto.INT64, TensorProto.INT32]
+    arrays = [data, indices.astype(np.int64), updates]
+    node = helper.make_node(op_type, names, ["out"], **attributes)
     graph = helper.make_graph(
         [node],
-        "gather",
+        op_type,
         [
-            helper.make_tensor_value_info("data", TensorProto.INT32, data.shape),
-            helper.make_tensor_value_info("indices", TensorProto.INT64, indices.shape),
+            helper.make_tensor_value_info(name, kind, array.shape)
+            for name, kind, array in zip(names, types, arrays, strict=False)
         ],
         [helper.make_tensor_value_info("out", TensorProto.INT32, None)],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     options = ort.SessionOptions()
     options.log_severity_level = 4  # out-of-range indices are expected; keep the log quiet
@@ -105,8 +108,9 @@ def onnxruntime_node(op_type: str, data, indices, **attributes):
         model.SerializeToString(), options, providers=["CPUExecutionProvider"]
     )
     try:
-        return session.run(None, {"data": data, "indices": indices.astype(np.int64)})[0]
+        return session.run(None, dict(zip(names, arrays, strict=False)))[0]
     except Exception as err:  # ORT raises its own error types for bad indices
-        if any(word in str(err).lower() for word in ("out of bounds", "out of range", "invalid")):
+        words = ("out of bounds", "out of range", "invalid", "out of data bounds")
+        if any(word in str(err).lower() for word in words):
             return None
         raise

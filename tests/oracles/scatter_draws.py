@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import strategies as st
 
 from portagather.conformance.backends import load_backend
@@ -100,3 +101,13 @@ def same(got, want):
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
     assert got.shape == want.shape, (got.shape, want.shape)
     np.testing.assert_array_equal(got, want, strict=True)
+
+
+def check_compat(name, compat_call, want, match=None):
+    """The compat call on backend `name` gives `want`, or raises IndexError (matching
+    `match`) where the oracle refused the indices (`want` is None)."""
+    if want is None:
+        with pytest.raises(IndexError, match=match):
+            compat_call()
+        return
+    same(to_numpy(name, compat_call()), want)

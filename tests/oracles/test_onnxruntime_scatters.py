@@ -16,14 +16,13 @@ from portagather.conformance.reference import ref_scatter_d, ref_scatter_nd
 from .oracle_settings import ORACLE
 from .scatter_draws import (
     backend_names,
+    check_compat,
     element_scatters,
     element_targets,
     nd_scatters,
     nd_targets,
     on,
     repeats,
-    same,
-    to_numpy,
 )
 
 ort = pytest.importorskip(
@@ -32,48 +31,15 @@ ort = pytest.importorskip(
 onnx = pytest.importorskip(
     "onnx", reason='onnx is not installed: pip install "portagather[oracle]"'
 )
+from helpers import onnxruntime_node  # noqa: E402
 
 REDUCTIONS = st.sampled_from(["none", "add", "mul", "max", "min"])
 
 
 def _onnxruntime(op_type, data, indices, updates, **attributes):
-    """ONNX Runtime's result of one node (opset 18), or None where it refuses the indices."""
-    from onnx import TensorProto, helper
-
-    node = helper.make_node(op_type, ["data", "indices", "updates"], ["out"], **attributes)
-    graph = helper.make_graph(
-        [node],
-        "scatter",
-        [
-            helper.make_tensor_value_info("data", TensorProto.INT32, data.shape),
-            helper.make_tensor_value_info("indices", TensorProto.INT64, indices.shape),
-            helper.make_tensor_value_info("updates", TensorProto.INT32, updates.shape),
-        ],
-        [helper.make_tensor_value_info("out", TensorProto.INT32, None)],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    model.ir_version = 8
-    options = ort.SessionOptions()
-    options.log_severity_level = 4
-    session = ort.InferenceSession(
-        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
-    feeds = {"data": data, "indices": indices.astype(np.int64), "updates": updates}
-    try:
-        return session.run(None, feeds)[0]
-    except Exception as err:  # ORT raises its own error types for bad indices
-        text = str(err).lower()
-        if "invalid indice" in text or "out of data bounds" in text:
-            return None
-        raise
-
-
-def _check(name, compat_call, want):
-    if want is None:
-        with pytest.raises(IndexError):
-            compat_call()
-        return
-    same(to_numpy(name, compat_call()), want)
+    """ONNX Runtime's result of one scatter node (opset 18, for its reductions), or None
+    where it refuses the indices."""
+    return onnxruntime_node(op_type, data, indices, updates, opset=18, **attributes)
 
 
 def _or_none(reference, *args, **kwargs):
@@ -95,7 +61,7 @@ def test_scatter_nd(call, reduction, name):
     else:
         want = _onnxruntime("ScatterND", data, indices, updates, reduction=reduction)
     args = on(name, data, indices, updates)
-    _check(name, lambda: onnx_compat.scatter_nd(*args, reduction=reduction), want)
+    check_compat(name, lambda: onnx_compat.scatter_nd(*args, reduction=reduction), want)
 
 
 @ORACLE
@@ -107,4 +73,6 @@ def test_scatter_elements(call, reduction, name):
     else:
         want = _onnxruntime("ScatterElements", data, index, src, axis=dim, reduction=reduction)
     args = on(name, data, index, src)
-    _check(name, lambda: onnx_compat.scatter_elements(*args, axis=dim, reduction=reduction), want)
+    check_compat(
+        name, lambda: onnx_compat.scatter_elements(*args, axis=dim, reduction=reduction), want
+    )

@@ -16,7 +16,7 @@ from portagather.compat import tensorflow as tf_compat
 from portagather.conformance.reference import ref_scatter_nd
 
 from .oracle_settings import ORACLE
-from .scatter_draws import backend_names, nd_scatters, nd_targets, on, repeats, same, to_numpy
+from .scatter_draws import backend_names, check_compat, nd_scatters, nd_targets, on, repeats, same
 
 tf = pytest.importorskip(
     "tensorflow", reason='tensorflow is not installed: pip install "portagather[oracle]"'
@@ -37,14 +37,6 @@ def _tensorflow(f, *args, **kwargs):
         raise
 
 
-def _check(name, compat_call, want):
-    if want is None:
-        with pytest.raises(IndexError):
-            compat_call()
-        return
-    same(to_numpy(name, compat_call()), want)
-
-
 @ORACLE
 @given(CALLS, st.sampled_from(REDUCING), POLICIES, backend_names)
 def test_tensor_scatter_nd_reductions(call, op, policy, name):
@@ -55,7 +47,7 @@ def test_tensor_scatter_nd_reductions(call, op, policy, name):
     )
     want = _tensorflow(tf_op, data, indices, updates, bad_indices_policy=policy)
     args = on(name, data, indices, updates)
-    _check(name, lambda: compat_op(*args, bad_indices_policy=policy), want)
+    check_compat(name, lambda: compat_op(*args, bad_indices_policy=policy), want)
 
 
 @ORACLE
@@ -70,7 +62,7 @@ def test_tensor_scatter_nd_update(call, name):
             want = None
     else:
         want = _tensorflow(tf.tensor_scatter_nd_update, data, indices, updates)
-    _check(name, lambda: tf_compat.tensor_scatter_nd_update(*args), want)
+    check_compat(name, lambda: tf_compat.tensor_scatter_nd_update(*args), want)
 
 
 @ORACLE
@@ -84,7 +76,7 @@ def test_scatter_nd(call, policy, dtype, name):
     compat_call = lambda: tf_compat.scatter_nd(  # noqa: E731
         indices_b, updates_b, data.shape, bad_indices_policy=policy
     )
-    _check(name, compat_call, want)
+    check_compat(name, compat_call, want)
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int64, np.float64])
