@@ -1,4 +1,4 @@
-"""A first gather with each operation, on NumPy (run: python examples/quickstart.py)."""
+"""A first gather and scatter with each operation, on NumPy (run: python examples/quickstart.py)."""
 
 import numpy as np
 
@@ -22,3 +22,19 @@ try:
     pg.gather_nd(params, [[0, 1], [2, 1]])
 except IndexError as err:
     print("bad_indices='error':   ", err)
+
+# The scatters: each writes where its gather reads, into a new array.
+zeros = np.zeros(4, dtype=int)
+print("scatter_nd update:     ", pg.scatter_nd(zeros, [[1], [3], [1]], [5, 6, 7]).tolist())
+print(
+    "scatter_nd add:        ",
+    pg.scatter_nd(zeros, [[1], [3], [1]], [5, 6, 7], reduce="add").tolist(),
+)
+print(
+    "scatter_d dim=1:       ", pg.scatter_d(np.zeros((2, 3), int), 1, [[2, 0]], [[1, 2]]).tolist()
+)
+print("put_along_axis:        ", pg.put_along_axis(np.array([[10, 30, 20]]), [[1]], 0).tolist())
+print(
+    "ignore drops a bad one:",
+    pg.scatter_nd(zeros, [[9], [2]], [5, 6], bad_indices="ignore").tolist(),
+)
