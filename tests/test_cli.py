@@ -64,6 +64,13 @@ def json_run(tmp_path_factory):
 # --- 1. an unknown backend name is one usage error ------------------------------------------
 
 
+def test_misspelt_command_is_a_usage_error_with_the_right_one():
+    done = run_cli("chek", "--backend", "numpy")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "unknown command 'chek' (did you mean 'check'?)" in done.stderr
+    assert done.stdout == ""
+
+
 def test_unknown_backend_is_one_usage_error():
     done = run_cli("check", "--backend", "nump")
     assert done.returncode == 2, done.stdout + done.stderr

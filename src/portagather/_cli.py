@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import json
 import os
 import platform
@@ -509,6 +510,16 @@ def check(options: argparse.Namespace) -> int:
     return EXIT_FAILED if failed else EXIT_PASSED
 
 
+COMMANDS = ("check",)
+
+
 def main(argv: list[str] | None = None) -> int:
-    options = build_parser().parse_args(argv)
+    parser = build_parser()
+    given = sys.argv[1:] if argv is None else argv
+    command = next((a for a in given if not a.startswith("-")), None)
+    if command is not None and command not in COMMANDS:
+        close = difflib.get_close_matches(command, COMMANDS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        parser.error(f"unknown command {command!r}{hint}; the command is: check")
+    options = parser.parse_args(argv)
     return check(options)
