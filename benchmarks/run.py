@@ -506,13 +506,23 @@ def section_memory(res):
     )
 
 
+def _repeats(names):
+    """The passes, with a block repeated per NumPy block of rows written once and counted:
+    ``62 x (multiply, add)``."""
+    for period in range(1, len(names) // 2 + 1):
+        count, rest = divmod(len(names), period)
+        if rest == 0 and names == names[:period] * count:
+            return f"{count} x ({', '.join(names[:period])})"
+    return ", ".join(names)
+
+
 def section_opcount(res):
     if not res.get("opcount"):
         return ""
     rows = []
     for key, per in res["opcount"].items():
         for pol, s in per.items():
-            seq = ", ".join(n for n in s["sequence"] if not n.endswith("(view)"))
+            seq = _repeats([n for n in s["sequence"] if not n.endswith("(view)")])
             rows.append([key, pol, s["ops"], s["passes"], f"{s['ratio']:.2f}", seq])
     return (
         "## Array operations per call (NumPy)\n\n"
