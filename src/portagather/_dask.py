@@ -49,9 +49,7 @@ class DaskEngine(Engine):
     def copy(self, xp: Any, data: Any) -> Any:
         return data  # Dask arrays are never written in place
 
-    def scatter_at(
-        self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str, drops: bool
-    ) -> Any:
+    def scatter_at(self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str) -> Any:
         return routed_scatter(data, flat, updates, reduce)
 
     def gather_axes(self, xp: Any, params: Any, components: Components, plan: GatherPlan) -> Any:
@@ -524,4 +522,4 @@ def _scatter_block(block: Any, pieces: list[tuple[Any, Any, Any]], route: _Scatt
     if route.reduce == "update":  # duplicates: the last in the order of the whole updates
         order = np.argsort(np.concatenate([p[2] for p in pieces]), kind="stable")
         flat, values = flat[order], values[order]
-    return NumPyEngine().scatter_at(np, block, flat, values, route.reduce, drops=False)
+    return NumPyEngine().scatter_at(np, block, flat, values, route.reduce)

@@ -115,24 +115,19 @@ class Engine:
         the gather of `plan` would read; ignored index vectors drop their updates."""
         shape = tuple(data.shape)
         size = math.prod(shape)
-        flat = flat_targets(
-            xp,
-            target_axes(xp, components.values, plan, shape, self.wide_index_dtype(xp)),
-            shape,
-            plan.out_shape,
-        )
+        wide = self.wide_index_dtype(xp)
+        axes = target_axes(xp, components.values, plan, shape, wide)
+        flat = flat_targets(xp, axes, shape, plan.out_shape, wide)
         if components.keep is not None:
             keep = xp.reshape(components.keep, plan.mask_shape)
             flat = xp.where(keep, flat, size)  # past the end: dropped
         elif components.keep_inside:
             flat = self.clamp(xp, flat, 0, size - 1)
-        return self.scatter_at(xp, data, flat, updates, reduce, components.keep is not None)
+        return self.scatter_at(xp, data, flat, updates, reduce)
 
-    def scatter_at(
-        self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str, drops: bool
-    ) -> Any:
-        """The scatter at flat positions `flat` into `data` (shaped like `updates`; where
-        `drops`, ``data.size`` marks an update to drop)."""
+    def scatter_at(self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str) -> Any:
+        """The scatter at flat positions `flat` into `data` (shaped like `updates`;
+        ``data.size`` marks an update to drop)."""
         line = xp.reshape(updates, (-1,))
         select = self.select_function(xp, data.dtype)
         return sorted_scatter(xp, data, xp.reshape(flat, (-1,)), line, reduce, select)
@@ -315,9 +310,7 @@ class NumPyEngine(Engine):
             result = self.gather_along(xp, data, components, plan)
         return result if type(result) is np.ndarray else np.asarray(result)  # not a scalar
 
-    def scatter_at(
-        self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str, drops: bool
-    ) -> Any:
+    def scatter_at(self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str) -> Any:
         """``ufunc.at`` for the reductions; under ``"update"``, one write of each element's
         last update (:meth:`_last_writes`), so duplicates never depend on write order.
 
@@ -533,9 +526,7 @@ class TorchEngine(Engine):
                 )
         return super().scatter(xp, data, components, updates, plan, reduce)
 
-    def scatter_at(
-        self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str, drops: bool
-    ) -> Any:
+    def scatter_at(self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str) -> Any:
         """``index_put_`` of each element's last update, ``scatter_add_``, ``scatter_reduce_``,
         in place on a new copy of the data one element longer: dropped updates (at
         ``data.size``) and the losers under ``"update"`` land in that last element, so nothing

@@ -85,6 +85,8 @@ class JaxEngine(Engine):
         element, then one gather of the winning updates, so duplicates never depend on the
         order in which XLA writes; its gradient is that gather's, masked to the winners.
         """
+        if data.ndim == 0:  # nothing to index along: the generic scatter on flat positions
+            return super().scatter(xp, data, components, updates, plan, reduce)
         import jax.numpy as jnp
 
         parts = components.values

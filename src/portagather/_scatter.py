@@ -13,7 +13,9 @@ runs up with ``searchsorted``) for namespaces with no accumulating scatter of th
 Duplicates: every reduction combines all updates to an element; ``"update"`` keeps the last
 update in row-major order of the updates, resolved once per call and never assumed from the
 order in which a backend happens to write: a stable sort here, the update positions written
-and checked on NumPy and PyTorch, a scatter-max of positions on JAX.
+and checked on NumPy, the largest update position per element on PyTorch
+(``scatter_reduce("amax")``) and JAX (a scatter-max), the position in the whole updates on
+Dask.
 """
 
 from __future__ import annotations
@@ -95,7 +97,10 @@ def check_updates(
             updates = xp.asarray(updates, dtype=data.dtype, device=aac.device(data))
         except (TypeError, ValueError, OverflowError) as err:
             wanted = dtype_name(data.dtype)
-            msg = f"{name} must be an array, or values of {data_name}.dtype = {wanted}; {err}"
+            msg = (
+                f"{name} must be values that {data_name}.dtype = {wanted} holds exactly, or an "
+                f"array; {err}"
+            )
             raise TypeError(msg) from None
     given = tuple(updates.shape)
     if mode == "block":
@@ -135,6 +140,8 @@ def _check_python_values(values: Any, dtype: Any, name: str, data_name: str) -> 
         wanted = np.dtype(target)
     except TypeError:
         return  # a dtype outside the standard's: the namespace decides
+    if given.size == 0:
+        return  # no values, whatever dtype NumPy guessed for them
     kind = given.dtype.kind
     refused = (
         (kind == "f" and wanted.kind in "biu")
@@ -208,7 +215,7 @@ def target_axes(
 
 
 def flat_targets(
-    xp: Any, axes: list[Any], shape: tuple[int, ...], out_shape: tuple[int, ...]
+    xp: Any, axes: list[Any], shape: tuple[int, ...], out_shape: tuple[int, ...], dtype: Any
 ) -> Any:
     """Row-major flat positions into the data, of shape `out_shape`, from :func:`target_axes`."""
     flat = None
@@ -217,7 +224,7 @@ def flat_targets(
         term = coordinate if stride == 1 else coordinate * stride
         flat = term if flat is None else flat + term
     if flat is None:  # a 0-d data array
-        return xp.zeros(out_shape, dtype=xp.int64)
+        return xp.zeros(out_shape, dtype=dtype)
     if tuple(flat.shape) != out_shape:
         flat = xp.broadcast_to(flat, out_shape)
     return flat

@@ -93,6 +93,35 @@ def test_duplicates(backend, repro, call, reduce):
     check_result(backend, out, call.expected(), data)
 
 
+# Edge shapes: 0-d data with index depth 0 (every update lands on the one element), and
+# no updates at all, given as an empty Python list.
+EDGES = [
+    ScatterCall("scatter_nd", np.array(1.0, np.float32), np.zeros((2, 0), np.int64),
+                np.array([5.0, 7.0], np.float32)),
+    ScatterCall("scatter_d", np.zeros((2, 3), np.int32), np.zeros((1, 0), np.int64), [[]],
+                {"dim": 1}),
+    ScatterCall("put_along_axis", np.ones((2, 3), bool), np.zeros((2, 0), np.int64), [],
+                {"axis": 1}),
+]  # fmt: skip
+
+
+# Only "update" is defined for bool (test_errors holds the others to their error).
+_EDGE_CASES = [
+    pytest.param(call, reduce, id=f"{call.op}-{reduce}")
+    for call in EDGES
+    for reduce in (("update",) if call.data.dtype == bool else ("update", "add"))
+]
+
+
+@pytest.mark.cell("scatter edges")
+@pytest.mark.parametrize(("call", "reduce"), _EDGE_CASES)
+def test_edge_shapes(backend, repro, call, reduce):
+    call = ScatterCall(call.op, call.data, call.indices, call.updates,
+                       {**call.kwargs, "reduce": reduce})  # fmt: skip
+    out, data = repro(call).run(backend)
+    check_result(backend, out, call.expected(), data)
+
+
 def _scatter(op: str, x: Any, indices: Any, updates: Any, **kwargs: Any) -> ScatterCall:
     """A call on NumPy data and indices; `updates` as given (arrays, or Python values)."""
     return ScatterCall(op, np.asarray(x), np.asarray(indices), updates, kwargs)
