@@ -257,11 +257,14 @@ def sorted_scatter(
     """
     select = select or xp.where
     size = math.prod(data.shape)
+    flat_data = xp.reshape(data, (size,))
+    count = flat.shape[0]
+    if count == 0:
+        return xp.reshape(xp.asarray(flat_data, copy=True), data.shape)
     device = aac.device(data)
     order = xp.argsort(flat, stable=True)
     targets = xp.take(flat, order)
     values = xp.take(updates, order)
-    count = targets.shape[0]
     if reduce != "update" and count > 1:
         start = xp.searchsorted(targets, targets, side="left")  # first entry of each run
         place = xp.arange(count, dtype=start.dtype, device=device)
@@ -273,9 +276,6 @@ def sorted_scatter(
     positions = xp.arange(size, dtype=targets.dtype, device=device)
     last = xp.searchsorted(targets, positions, side="right") - 1
     last = xp.maximum(last, 0)  # -1: before the first target, so not hit
-    flat_data = xp.reshape(data, (size,))
-    if count == 0:
-        return xp.reshape(xp.asarray(flat_data, copy=True), data.shape)
     hit = xp.take(targets, last) == positions
     reduced = xp.take(values, last)
     new = combine(xp, reduce, flat_data, reduced)
