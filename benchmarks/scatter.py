@@ -23,7 +23,6 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,19 +32,12 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np  # noqa: E402
 from run import machine, measure  # noqa: E402
+from workloads import Candidate  # noqa: E402
 
 import portagather as pg  # noqa: E402
 
 REDUCES = ("add", "max", "update")
 START, END = "<!-- scatter -->", "<!-- /scatter -->"
-
-
-@dataclass
-class Candidate:
-    name: str
-    kind: str  # "pg" or "native"
-    fn: Callable[[], Any]
-    inner: int = 3
 
 
 def _s1(quick: bool) -> dict[str, Any]:

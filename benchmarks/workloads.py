@@ -57,7 +57,7 @@ class Workload:
 @dataclass
 class Candidate:
     name: str
-    kind: str  # PG, CHECKED, UNCHECKED, REFERENCE
+    kind: str  # PG, CHECKED, UNCHECKED, REFERENCE in run.py; "pg" or "native" in scatter.py
     fn: Callable
     policy: str | None = None  # for portagather candidates
 

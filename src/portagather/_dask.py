@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._dispatch import Engine
+from ._dispatch import Engine, NumPyEngine
 from ._errors import BadIndex, python_value
 from ._indices import Components, IndexAccess
 from ._plan import GatherPlan
@@ -512,8 +512,6 @@ def _split_updates(
 
 def _scatter_block(block: Any, pieces: list[tuple[Any, Any, Any]], route: _Scatter) -> Any:
     """One data block with every piece aimed at it applied, in the order of the updates."""
-    from ._dispatch import NumPyEngine
-
     block = np.asarray(block)
     if not any(len(p[0]) for p in pieces):
         return block.copy()
