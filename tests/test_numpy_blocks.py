@@ -7,11 +7,14 @@ bad index in a later block must still be reported at its position in the whole i
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from portagather._dispatch import NumPyEngine
+from portagather._plan import plan_gather_d, plan_gather_nd
 from portagather.conformance import strategies
 from portagather.conformance.backends import load_backend
 from portagather.conformance.cases import OPS, POLICIES, Call, check_call
@@ -48,28 +51,42 @@ def test_error_in_a_later_block_names_its_whole_position():
 
 
 def test_large_index_is_blocked_and_right():
-    """At the real block size: 2**18 index vectors, compared with NumPy's own indexing."""
+    """At the real block size: 4 blocks of index vectors and more, compared with NumPy's own
+    indexing."""
     rng = np.random.default_rng(0)
     params = rng.standard_normal((300, 200)).astype(np.float32)
-    indices = np.stack([rng.integers(0, 300, 2**18), rng.integers(0, 200, 2**18)], axis=1)
-    assert NumPyEngine().index_block_rows(params, indices, _plan(params, indices)) > 0
+    count = 4 * NumPyEngine.BLOCK + 3
+    indices = np.stack([rng.integers(0, 300, count), rng.integers(0, 200, count)], axis=1)
+    plan = plan_gather_nd(params.shape, indices.shape, 0)
+    assert NumPyEngine().index_block_rows(params, indices, plan) > 0
     out = Call("gather_nd", params, indices).run_numpy()
     np.testing.assert_array_equal(out, params[indices[:, 0], indices[:, 1]])
 
 
-def _plan(params, indices):
-    from portagather._plan import plan_gather_nd
+@pytest.mark.parametrize("policy", ["error", "unchecked"])
+def test_large_gather_d_is_blocked_and_right(policy):
+    """W4's shape of call at the real block size, each block taken straight into the result;
+    negatives count from the end. Compared with NumPy's own ``take_along_axis``."""
+    rng = np.random.default_rng(1)
+    side = 2 * math.isqrt(NumPyEngine.BLOCK) + 1
+    x = rng.standard_normal((side, side)).astype(np.float32)
+    index = rng.integers(-side, side, (side, side))
+    plan = plan_gather_d(x.shape, index.shape, 1)
+    assert NumPyEngine().index_block_rows(x, index, plan) > 0
+    out = Call("gather_d", x, index, {"dim": 1, "bad_indices": policy}).run_numpy()
+    np.testing.assert_array_equal(out, np.take_along_axis(x, index, axis=1))
 
-    return plan_gather_nd(params.shape, indices.shape, 0)
 
-
-def test_blocked_gather_from_a_view_peaks_at_its_result():
+def test_blocked_gather_from_a_view_peaks_at_its_result(monkeypatch):
     """Blocks from non-contiguous params are indexed along the original axes and copied into
     the result, so they are bounded by the result too: the peak stays the result's."""
     import tracemalloc
 
+    monkeypatch.setattr(NumPyEngine, "BLOCK", 2**14)  # blocks of ~1 MB results
     params = np.asfortranarray(np.zeros((1000, 64), dtype=np.int8))
     rows = np.random.default_rng(0).integers(0, 1000, (140_000, 1))
+    plan = plan_gather_nd(params.shape, rows.shape, 0)
+    assert NumPyEngine().index_block_rows(params, rows, plan) > 0
     Call("gather_nd", params, rows).run_numpy()  # warm up
     tracemalloc.start()
     out = Call("gather_nd", params, rows).run_numpy()

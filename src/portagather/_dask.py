@@ -76,7 +76,9 @@ class DaskEngine(Engine):
         ]
         return routed_gather(params, components.values, roles, out_axes, grid_chunks)
 
-    def gather_along(self, xp: Any, x: Any, components: Components, plan: GatherPlan) -> Any:
+    def gather_along(
+        self, xp: Any, x: Any, components: Components, plan: GatherPlan, out: Any = None
+    ) -> Any:
         """Every axis routed: `plan.axis` by the index, the others by the index position
         (position 0 where x is broadcast)."""
         import dask.array as da

@@ -176,13 +176,16 @@ class Engine:
         inner = len(plan.report.data_shape) - b - plan.depth
         return plan.out_shape[: len(plan.out_shape) - inner]
 
-    def gather_along(self, xp: Any, x: Any, components: Components, plan: GatherPlan) -> Any:
-        """Elements along ``plan.axis``, the other axes matched position by position."""
+    def gather_along(
+        self, xp: Any, x: Any, components: Components, plan: GatherPlan, out: Any = None
+    ) -> Any:
+        """Elements along ``plan.axis``, the other axes matched position by position (into
+        `out` where :meth:`take` writes there)."""
         (index,) = components.values
         index = self._flat_ready(xp, index, components, plan.axis_sizes[0] - 1, plan)
         if plan.data_block is not None:
             x = x[tuple(slice(0, size) for size in plan.data_block)]
-        return self.take_along(xp, x, index, plan.axis)
+        return self.take_along(xp, x, index, plan.axis, out)
 
     def _flat_ready(
         self, xp: Any, flat: Any, components: Components, largest: int, plan: GatherPlan
@@ -200,11 +203,12 @@ class Engine:
         """The backend's own ``take_along_axis`` where it beats one flat ``take``; else None."""
         return None
 
-    def take(self, xp: Any, x: Any, indices: Any, axis: int) -> Any:
-        """The standard's ``take`` for 1-d indices already in ``[0, x.shape[axis])``."""
+    def take(self, xp: Any, x: Any, indices: Any, axis: int, out: Any = None) -> Any:
+        """The standard's ``take`` for 1-d indices already in ``[0, x.shape[axis])``; engines
+        that can write into `out` (of the result's shape) return it, the others ignore it."""
         return xp.take(x, indices, axis=axis)
 
-    def take_along(self, xp: Any, x: Any, indices: Any, axis: int) -> Any:
+    def take_along(self, xp: Any, x: Any, indices: Any, axis: int, out: Any = None) -> Any:
         """``take_along_axis`` with broadcasting, for indices already in ``[0, n)``.
 
         `x` and `indices` have the same rank and broadcast against each other on every axis
@@ -220,7 +224,7 @@ class Engine:
         )
         varying = [d for d in range(ndim) if d != axis and indices.shape[d] != 1]
         if not varying:
-            return self._take_block(xp, x, xp.reshape(indices, (-1,)), axis, out_shape)
+            return self._take_block(xp, x, xp.reshape(indices, (-1,)), axis, out_shape, out)
         elementwise = all(x.shape[d] == indices.shape[d] for d in range(ndim) if d != axis)
         own = self.own_take_along_axis(xp, x, indices, axis, elementwise)
         if own is not None:
@@ -243,17 +247,24 @@ class Engine:
         if tuple(flat.shape) != out_shape[lead:stop]:
             flat = xp.broadcast_to(flat, out_shape[lead:stop])  # NumPy's take copies a view
         blocks = (math.prod(x.shape[:lead]), math.prod(middle), math.prod(x.shape[stop:]))
-        return self._take_block(xp, xp.reshape(x, blocks), xp.reshape(flat, (-1,)), 1, out_shape)
+        x = xp.reshape(x, blocks)
+        return self._take_block(xp, x, xp.reshape(flat, (-1,)), 1, out_shape, out)
 
-    def _take_block(self, xp: Any, x: Any, flat: Any, axis: int, out_shape: tuple[int, ...]) -> Any:
-        """One ``take`` of the 1-d `flat` along `axis`, reshaped to `out_shape`; with nothing
-        before `axis`, on an ``(n,)`` or ``(n, tail)`` view (PyTorch's ``index_select`` on a
-        4-d view with unit axes is several times slower)."""
+    def _take_block(
+        self, xp: Any, x: Any, flat: Any, axis: int, out_shape: tuple[int, ...], out: Any = None
+    ) -> Any:
+        """One ``take`` of the 1-d `flat` along `axis`, reshaped to `out_shape` (into `out`,
+        of that shape, where the engine's ``take`` writes there); with nothing before `axis`,
+        on an ``(n,)`` or ``(n, tail)`` view (PyTorch's ``index_select`` on a 4-d view with
+        unit axes is several times slower)."""
         if math.prod(x.shape[:axis]) == 1:
             tail = math.prod(x.shape[axis + 1 :])
             block = (x.shape[axis],) if tail == 1 else (x.shape[axis], tail)
-            return xp.reshape(self.take(xp, xp.reshape(x, block), flat, 0), out_shape)
-        return xp.reshape(self.take(xp, x, flat, axis), out_shape)
+            x, axis = xp.reshape(x, block), 0
+        taken = (*x.shape[:axis], flat.shape[0], *x.shape[axis + 1 :])
+        target = None if out is None else xp.reshape(out, taken)  # a view: out is contiguous
+        result = self.take(xp, x, flat, axis, target)
+        return out if target is not None and result is target else xp.reshape(result, out_shape)
 
 
 class NumPyEngine(Engine):
@@ -264,10 +275,12 @@ class NumPyEngine(Engine):
 
     take_clamps = True
     int64_gathers = True
-    #: 2**16: each block costs ~30 us of Python (plan, policy, gather); at 2**15, W4's 125
-    #: blocks made it ~25% slower than one native take, at 2**16 ~10%, with the temporaries
-    #: (~0.5 MB) still in cache (W1's peak memory 0.21 -> 0.23 of output + indices).
-    BLOCK = 2**16
+    #: 2**18: each block costs ~15 us of Python (plan, policy, gather). On W4 (4M elements,
+    #: measured side by side with one native flat take) 2**16 was ~1.15x the native, 2**17
+    #: ~1.0x, 2**18 ~0.95x: the per-block Python outweighs the cache misses of the larger
+    #: temporaries (~2 MB of flat positions per block; W1's peak memory 0.23 -> 0.30 of output
+    #: + indices).
+    BLOCK = 2**18
     #: Index arrays of at most this many elements have their range read as one Python list:
     #: below it, ``tolist`` and Python's ``min``/``max`` cost less than two reductions.
     SMALL = 32
@@ -297,9 +310,9 @@ class NumPyEngine(Engine):
             return min(values), max(values)
         return int(x.min()), int(x.max())
 
-    def take(self, xp: Any, x: Any, indices: Any, axis: int) -> Any:
+    def take(self, xp: Any, x: Any, indices: Any, axis: int, out: Any = None) -> Any:
         # The method, which np.take calls after two Python frames (a tiny call feels them).
-        return x.take(indices, axis=axis, mode="clip")
+        return x.take(indices, axis=axis, out=out, mode="clip")
 
     def gather(
         self, xp: Any, data: Any, components: Components, plan: GatherPlan, out: Any = None
@@ -307,7 +320,7 @@ class NumPyEngine(Engine):
         if plan.kind == "axes":
             result = self.gather_axes(xp, data, components, plan, out)
         else:
-            result = self.gather_along(xp, data, components, plan)
+            result = self.gather_along(xp, data, components, plan, out)
         return result if type(result) is np.ndarray else np.asarray(result)  # not a scalar
 
     def scatter_at(self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str) -> Any:
@@ -388,9 +401,12 @@ class NumPyEngine(Engine):
             return params.take(flat, axis=axis, out=out, mode="clip")
         return params.take(flat, axis=axis, mode="clip")
 
-    def gather_along(self, xp: Any, x: Any, components: Components, plan: GatherPlan) -> Any:
+    def gather_along(
+        self, xp: Any, x: Any, components: Components, plan: GatherPlan, out: Any = None
+    ) -> Any:
         if x.flags.c_contiguous:
-            return super().gather_along(xp, x, components, plan)
+            usable = out if out is not None and out.flags.c_contiguous else None
+            return super().gather_along(xp, x, components, plan, usable)
         (index,) = self._inside(components, plan)
         if plan.data_block is not None:
             x = x[tuple(slice(0, size) for size in plan.data_block)]
@@ -574,7 +590,7 @@ class TorchEngine(Engine):
         winner.scatter_reduce_(0, flat, positions, "amax")
         return winner[flat] == positions
 
-    def take(self, xp: Any, x: Any, indices: Any, axis: int) -> Any:
+    def take(self, xp: Any, x: Any, indices: Any, axis: int, out: Any = None) -> Any:
         # array-api-compat's take first maps negative indices: passes the policies made moot.
         import torch
 

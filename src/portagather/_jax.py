@@ -64,7 +64,9 @@ class JaxEngine(Engine):
             gather = jax.vmap(gather)
         return gather(params, *components.values)
 
-    def gather_along(self, xp: Any, x: Any, components: Components, plan: GatherPlan) -> Any:
+    def gather_along(
+        self, xp: Any, x: Any, components: Components, plan: GatherPlan, out: Any = None
+    ) -> Any:
         import jax.numpy as jnp
 
         (index,) = components.values
