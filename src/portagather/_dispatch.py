@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 from typing import Any
 
 import array_api_compat as aac
@@ -49,6 +50,11 @@ class Engine:
         """Whether :meth:`value_range` of `x` (where it reads cheaply) costs less than the
         passes that knowing the range saves (a small index, read into Python at once)."""
         return False
+
+    def keeps_reads_inside(self, values: Any) -> bool:
+        """Whether a gather at out-of-range `values` flagged ``keep_inside`` stays inside the
+        data at no pass over them (NumPy's clipping ``take``)."""
+        return self.take_clamps
 
     def index_array(self, xp: Any, indices: Any) -> Any:
         """The caller's index array, laid out for the policies' elementwise work."""
@@ -141,6 +147,14 @@ class Engine:
         if plan.kind == "axes":
             return self.gather_axes(xp, data, components, plan)
         return self.gather_along(xp, data, components, plan)
+
+    def gather_if_valid(self, xp: Any, data: Any, indices: Any, plan: GatherPlan) -> Any | None:
+        """The gather at the caller's `indices` as they are, by a backend gather that checks
+        every value against its axis itself and raises, reading nothing outside, when one is
+        not in ``[0, n)``: with every value valid, that is the answer of every policy, and it
+        costs no pass of portagather's. None where the engine has no such gather or a value
+        is not valid (the policy then decides, from the start)."""
+        return None
 
     def fill(self, xp: Any, result: Any, keep: Any, fill: Any) -> Any:
         """`result` with `fill` where `keep` (broadcast against it) is False."""
@@ -508,13 +522,59 @@ class TorchEngine(Engine):
         # torch's own indexing does.
         return data.reshape(-1)[:0].reshape(shape)
 
+    def keeps_reads_inside(self, values: Any) -> bool:
+        return self.reads_cheaply(values)  # see gather
+
+    def gather_if_valid(self, xp: Any, data: Any, indices: Any, plan: GatherPlan) -> Any | None:
+        """``torch.gather`` along the axis where the index has the result's shape, and
+        ``index_select`` for one gathered axis without batch dims: on the CPU both raise,
+        reading nothing outside, on any value not in ``[0, n)`` (negatives included)."""
+        import torch
+
+        if (
+            indices.dtype != torch.int64
+            or not self.reads_cheaply(indices)
+            or _signed_twin(data.dtype) is not None
+        ):
+            return None
+        if plan.kind == "along":
+            shape = tuple(indices.shape)
+            fits = all(
+                n <= size for d, (n, size) in enumerate(zip(shape, data.shape, strict=True))
+                if d != plan.axis
+            )  # fmt: skip
+            if data.ndim == 0 or shape != plan.out_shape or not fits:
+                return None
+            try:
+                return torch.gather(data, plan.axis, indices)
+            except (IndexError, RuntimeError):
+                return None
+        if plan.depth != 1 or plan.batch_dims:
+            return None
+        index = indices[..., 0] if plan.vector else indices
+        try:
+            result = torch.index_select(data, plan.axis, index.reshape(-1))
+        except (IndexError, RuntimeError):  # by axis: "index out of range", "out of bounds"
+            return None
+        return result.reshape(plan.out_shape)
+
     def gather(
         self, xp: Any, data: Any, components: Components, plan: GatherPlan, out: Any = None
     ) -> Any:
+        """uint16/32/64 as the signed type of the same width. Reads that must be kept inside
+        (``"unchecked"``) are first made as they are, where torch's gathers check them (on the
+        CPU, outside ``torch.compile``): any out-of-range one raises before anything is read
+        outside, and the gather is made again with the positions clamped."""
         twin = _signed_twin(data.dtype)
-        if twin is None:
-            return super().gather(xp, data, components, plan)
-        return super().gather(xp, data.view(twin), components, plan).view(data.dtype)
+        source = data if twin is None else data.view(twin)
+        if components.keep_inside and self.reads_cheaply(source):
+            try:
+                result = super().gather(xp, source, replace(components, keep_inside=False), plan)
+            except (IndexError, RuntimeError):
+                result = super().gather(xp, source, components, plan)
+        else:
+            result = super().gather(xp, source, components, plan)
+        return result if twin is None else result.view(data.dtype)
 
     def copy(self, xp: Any, data: Any) -> Any:
         return data.clone()  # stays in the autograd graph
@@ -527,7 +587,10 @@ class TorchEngine(Engine):
         is already what torch wants (elementwise, same shape as the updates, every value in
         range, a dtype torch reduces); otherwise through flat positions."""
         along = plan.kind == "along" and reduce != "update" and components.keep is None
-        if along and not components.keep_inside and _signed_twin(data.dtype) is None:
+        # Unchecked values (keep_inside) go straight too where torch checks them (the CPU):
+        # an out-of-range one raises there, and the flat path below clamps it.
+        checked = not components.keep_inside or self.reads_cheaply(data)
+        if along and checked and _signed_twin(data.dtype) is None:
             (index,) = components.values
             fits = all(
                 n <= size for d, (n, size) in enumerate(zip(index.shape, data.shape, strict=True))
@@ -535,11 +598,15 @@ class TorchEngine(Engine):
             )  # fmt: skip
             if tuple(index.shape) == plan.out_shape and fits:
                 out = data.clone()
-                if reduce == "add":
-                    return out.scatter_add_(plan.axis, index, updates)
-                return out.scatter_reduce_(
-                    plan.axis, index, updates, _TORCH_REDUCE[reduce], include_self=True
-                )
+                try:
+                    if reduce == "add":
+                        return out.scatter_add_(plan.axis, index, updates)
+                    return out.scatter_reduce_(
+                        plan.axis, index, updates, _TORCH_REDUCE[reduce], include_self=True
+                    )
+                except RuntimeError:
+                    if not components.keep_inside:
+                        raise
         return super().scatter(xp, data, components, updates, plan, reduce)
 
     def scatter_at(self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str) -> Any:

@@ -142,7 +142,7 @@ def _range_read_pays(engine: Engine, values: Any, policy: str, plan: GatherPlan)
     """
     if not engine.reads_cheaply(values):
         return False
-    if policy != "unchecked" or plan.allow_negative or not engine.take_clamps:
+    if policy != "unchecked" or plan.allow_negative or not engine.keeps_reads_inside(values):
         return True
     return engine.reads_range_freely(values)
 
