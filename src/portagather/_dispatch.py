@@ -531,30 +531,29 @@ class TorchEngine(Engine):
         reading nothing outside, on any value not in ``[0, n)`` (negatives included)."""
         import torch
 
+        along = plan.kind == "along"
+        if along:
+            shape = tuple(indices.shape)
+            fits = all(
+                n <= size for d, (n, size) in enumerate(zip(shape, data.shape, strict=True))
+                if d != plan.axis
+            )  # fmt: skip
+            if not data.ndim or shape != plan.out_shape or not fits:
+                return None
+        elif plan.depth != 1 or plan.batch_dims:
+            return None
         if (
             indices.dtype != torch.int64
             or not (data.is_cpu and self.reads_cheaply(indices))  # a GPU asserts instead
             or _signed_twin(data.dtype) is not None
         ):
             return None
-        if plan.kind == "along":
-            shape = tuple(indices.shape)
-            fits = all(
-                n <= size for d, (n, size) in enumerate(zip(shape, data.shape, strict=True))
-                if d != plan.axis
-            )  # fmt: skip
-            if data.ndim == 0 or shape != plan.out_shape or not fits:
-                return None
-            try:
-                return torch.gather(data, plan.axis, indices)
-            except (IndexError, RuntimeError):
-                return None
-        if plan.depth != 1 or plan.batch_dims:
-            return None
-        index = indices[..., 0] if plan.vector else indices
         try:
+            if along:
+                return torch.gather(data, plan.axis, indices)
+            index = indices[..., 0] if plan.vector else indices
             result = torch.index_select(data, plan.axis, index.reshape(-1))
-        except (IndexError, RuntimeError):  # by axis: "index out of range", "out of bounds"
+        except (IndexError, RuntimeError):  # by kernel: "out of range", "out of bounds"
             return None
         return result.reshape(plan.out_shape)
 
