@@ -165,6 +165,16 @@ def test_grad_lowers_to_one_gather_and_one_scatter():
     assert text.count('"stablehlo.scatter"(') == 1
 
 
+def test_unchecked_gathers_the_index_vectors_as_they_are():
+    """No pass takes the index vectors apart and stacks them again: the one gather reads the
+    caller's index array."""
+    params, indices = jnp.zeros((20, 30, 4)), jnp.zeros((50, 2), jnp.int32)
+    f = jax.jit(lambda p, i: pg.gather_nd(p, i, bad_indices="unchecked"))
+    text = f.lower(params, indices).compile().as_text()
+    assert text.count(" gather(") == 1
+    assert "concatenate(" not in text and " slice(" not in text
+
+
 # -------------------------------------------------------------------------------------- vmap
 
 
