@@ -8,6 +8,7 @@ index component, each in ``[0, n)`` unless the engine is told to keep reads insi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -60,6 +61,9 @@ class Components:
     bad
         ``"error"`` where values cannot be read now: True at bad positions, to be enforced
         by the engine when the graph runs or under ``checkify``.
+    find_bad
+        With `bad`: the function that computed it from the caller's index array, for an
+        engine that reads the index again only on a rare path and wants the reads there.
     vectors
         The index vectors (the components along the last axis) where `values` are exactly
         their components, untouched by the policy; else None. An engine whose gather takes
@@ -70,6 +74,7 @@ class Components:
     keep: Any = None
     keep_inside: bool = False
     bad: Any = None
+    find_bad: Callable[[Any], Any] | None = None
     vectors: Any = None
 
     @property
@@ -96,6 +101,11 @@ def normalize(
     if policy == "error" and access != "now":
         # Checked apart (in the task graph, under checkify); read safely meanwhile.
         result.bad = ~in_range(xp, values, parts, plan)
+
+        def find_bad(index_array: Any) -> Any:
+            return ~in_range(xp, *_wide_components(xp, engine, index_array, plan, None), plan)
+
+        result.find_bad = find_bad
         result.keep_inside = True
     elif policy == "ignore":
         result.keep = in_range(xp, values, parts, plan)
