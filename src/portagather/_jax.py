@@ -9,6 +9,8 @@ XLA applies inside the gather at no extra pass.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import os
 import sys
@@ -96,7 +98,10 @@ class JaxEngine(Engine):
         if plan.data_block is not None:
             x = x[tuple(slice(0, size) for size in plan.data_block)]
         mode = _read_mode(components, x.dtype)
-        return jnp.take_along_axis(x, index, axis=plan.axis, mode=mode)
+        # The components count from the end already (normalize): JAX would add the axis
+        # size to negatives again, work inside the gather fusion (W4: 6-10% of its time).
+        options = {"wrap_negative_indices": False} if _wraps_negatives_optionally() else {}
+        return jnp.take_along_axis(x, index, axis=plan.axis, mode=mode, **options)
 
     def scatter(
         self, xp: Any, data: Any, components: Components, updates: Any, plan: GatherPlan,
@@ -267,6 +272,14 @@ def _gather_vectors(block: Any, vectors: Any, outer: int, mode: str) -> Any:
     )
     sizes = (*block.shape[:outer], *(1,) * depth, *block.shape[outer + depth :])
     return lax.gather(block, vectors, numbers, sizes, mode=mode)
+
+
+@functools.cache
+def _wraps_negatives_optionally() -> bool:
+    """Whether this JAX's ``take_along_axis`` can leave negative indices alone."""
+    import jax.numpy as jnp
+
+    return "wrap_negative_indices" in inspect.signature(jnp.take_along_axis).parameters
 
 
 def _has_int64() -> bool:
