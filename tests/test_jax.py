@@ -152,6 +152,53 @@ def test_error_unwrapped_names_both_ways_out(case):
             g(*args)
 
 
+# The checked gather marks bad reads (NaN, the least or greatest integer) and checks the result
+# for marks first; data holding the marker itself must neither raise nor hide a bad index.
+MARKED = [
+    (np.float32, np.nan),
+    (np.float32, np.inf),
+    (np.int32, np.iinfo(np.int32).min),
+    (np.uint8, 255),
+    (np.bool_, True),
+]
+MARKED_IDS = ["nan", "inf", "int32-min", "uint8-max", "bool"]
+MARKED_CALLS = {
+    # op: (call, valid index, bad index ("B": the bad value), its position and value)
+    "gather_nd": (
+        lambda x, i: pg.gather_nd(x, i),
+        [[0, 0], [2, 3], [1, 1], [0, 0]],
+        [[0, 0], [1, "B"], [2, 3], [-1, 0]],
+        "[1] = [1, {bad}]",
+    ),
+    "gather_d": (
+        lambda x, i: pg.gather_d(x, 1, i),
+        [[0, 1], [2, 3], [3, -1]],
+        [[0, 1], [2, 3], ["B", -5]],
+        "[2, 0] = {bad}",
+    ),
+}
+
+
+@pytest.mark.parametrize("bad", [4, 2**32 + 1], ids=["past-end", "past-int32"])
+@pytest.mark.parametrize("op", list(MARKED_CALLS))
+@pytest.mark.parametrize(("dtype", "marker"), MARKED, ids=MARKED_IDS)
+def test_checkify_with_data_holding_the_marker(dtype, marker, op, bad):
+    call, valid, bad_rows, where = MARKED_CALLS[op]
+    data = np.arange(12).reshape(3, 4).astype(dtype)
+    data[0, 0] = data[2, 3] = marker
+    bad_rows = [[bad if v == "B" else v for v in row] for row in bad_rows]
+    with jax.enable_x64(True):
+        f = jax.jit(checkify.checkify(call))
+        err, out = f(jnp.asarray(data), jnp.asarray(valid, dtype=jnp.int64))
+        assert err.get() is None
+        np.testing.assert_array_equal(np.asarray(out), call(data, np.asarray(valid)))
+        err, _ = f(jnp.asarray(data), jnp.asarray(bad_rows, dtype=jnp.int64))
+        with pytest.raises(IndexError) as eager:
+            call(data, np.asarray(bad_rows, dtype=np.int64))
+    assert err.get() == f"{eager.value} (`check` failed)"
+    assert where.format(bad=bad) in err.get()
+
+
 # ------------------------------------------------------------------------------------- HLO
 
 
@@ -163,6 +210,28 @@ def test_grad_lowers_to_one_gather_and_one_scatter():
     text = jax.jit(loss).lower(params, indices).as_text()
     assert text.count('"stablehlo.gather"(') == 1
     assert text.count('"stablehlo.scatter"(') == 1
+
+
+def test_unchecked_gathers_the_index_vectors_as_they_are():
+    """No pass takes the index vectors apart and stacks them again: the one gather reads the
+    caller's index array."""
+    params, indices = jnp.zeros((20, 30, 4)), jnp.zeros((50, 2), jnp.int32)
+    f = jax.jit(lambda p, i: pg.gather_nd(p, i, bad_indices="unchecked"))
+    text = f.lower(params, indices).compile().as_text()
+    assert text.count(" gather(") == 1
+    assert "concatenate(" not in text and " slice(" not in text
+
+
+def test_checked_gather_reads_the_index_again_only_in_the_failure_branch():
+    """Under checkify: the gather (bad reads marked), one reduction of the result, and the
+    bad mask of the index computed only inside the branch taken where a mark is seen."""
+    params, indices = jnp.zeros((20, 30)), jnp.zeros((1000, 2), jnp.int32)
+    f = jax.jit(checkify.checkify(lambda p, i: pg.gather_nd(p, i)))
+    assert f.lower(params, indices).as_text().count('"stablehlo.gather"(') == 1
+    text = f.lower(params, indices).compile().as_text()
+    entry = text[text.index("\nENTRY") :]
+    assert "conditional(" in entry
+    assert "pred[1000]" not in entry
 
 
 # -------------------------------------------------------------------------------------- vmap
@@ -339,6 +408,20 @@ DEVICE_SCRIPT = textwrap.dedent(
     compiled = f.lower(params, indices).compile().as_text()
     for collective in ("all-gather", "all-to-all", "all-reduce", "collective-permute"):
         assert collective not in compiled, collective
+
+    # "error" under checkify, index sharded: where nothing is marked, no index is moved.
+    from jax.experimental import checkify
+    params = jax.device_put(jnp.arange(24.0).reshape(6, 4), NamedSharding(mesh, P()))
+    points = np.asarray([[1, 2], [0, 1], [5, 3], [2, 2]], dtype=np.int32)
+    f = jax.jit(checkify.checkify(lambda p, i: pg.gather_nd(p, i)))
+    err, out = f(params, jax.device_put(points, row))
+    assert err.get() is None
+    np.testing.assert_array_equal(out, np.asarray(params)[points[:, 0], points[:, 1]])
+    compiled = f.lower(params, jax.device_put(points, row)).compile().as_text()
+    assert "all-gather" not in compiled[compiled.index("\\nENTRY") :]
+    points[2, 1] = 9
+    err, _ = f(params, jax.device_put(points, row))
+    assert "indices[2] = [5, 9] does not index" in err.get(), err.get()
     print("OK")
     """
 )

@@ -166,7 +166,9 @@ def _run(
         keep = xp.reshape(components.keep, plan.mask_shape)
         result = engine.fill(xp, result, keep, fill_array(xp, fill, data))
     if components.bad is not None:
-        result = engine.enforce_lazily(xp, components.bad, indices, plan.report, result)
+        result = engine.enforce_lazily(
+            xp, components.bad, indices, plan.report, result, components.find_bad
+        )
     return result
 
 

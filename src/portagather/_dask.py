@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +44,10 @@ class DaskEngine(Engine):
     def wide_index_dtype(self, xp: Any) -> Any:
         return xp.int64
 
-    def enforce_lazily(self, xp: Any, bad: Any, indices: Any, report: BadIndex, result: Any) -> Any:
+    def enforce_lazily(
+        self, xp: Any, bad: Any, indices: Any, report: BadIndex, result: Any,
+        find_bad: Callable[[Any], Any] | None = None,
+    ) -> Any:  # fmt: skip
         return _dask_checked(bad, indices, report, result)
 
     def copy(self, xp: Any, data: Any) -> Any:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -98,8 +99,16 @@ class Engine:
         """The result of a gather that reads nothing."""
         return xp.zeros(shape, dtype=data.dtype, device=aac.device(data))
 
-    def enforce_lazily(self, xp: Any, bad: Any, indices: Any, report: BadIndex, result: Any) -> Any:
-        """Enforce ``"error"`` where values cannot be read now; here, where they never can."""
+    def enforce_lazily(
+        self, xp: Any, bad: Any, indices: Any, report: BadIndex, result: Any,
+        find_bad: Callable[[Any], Any] | None = None,
+    ) -> Any:  # fmt: skip
+        """Enforce ``"error"`` where values cannot be read now; here, where they never can.
+
+        `find_bad` is given where `result` is this engine's :meth:`gather` of the checked
+        components (not a scatter): `bad` from the index array again, for an engine whose
+        gather marks bad reads and that reads the index only where a mark is seen.
+        """
         msg = (
             'bad_indices="error" cannot be enforced on symbolic arrays: ONNX has no operator '
             'that raises at run time; pass bad_indices="ignore", "clip", "wrap" or "unchecked"'

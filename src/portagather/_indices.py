@@ -8,6 +8,7 @@ index component, each in ``[0, n)`` unless the engine is told to keep reads insi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -60,12 +61,21 @@ class Components:
     bad
         ``"error"`` where values cannot be read now: True at bad positions, to be enforced
         by the engine when the graph runs or under ``checkify``.
+    find_bad
+        With `bad`: the function that computed it from the caller's index array, for an
+        engine that reads the index again only on a rare path and wants the reads there.
+    vectors
+        The index vectors (the components along the last axis) where `values` are exactly
+        their components, untouched by the policy; else None. An engine whose gather takes
+        whole vectors reads them as they are, with no pass to take them apart and back.
     """
 
     values: list[Any]
     keep: Any = None
     keep_inside: bool = False
     bad: Any = None
+    find_bad: Callable[[Any], Any] | None = None
+    vectors: Any = None
 
     @property
     def valid(self) -> bool:
@@ -84,17 +94,18 @@ def normalize(
 ) -> Components:
     """Apply `policy` to `indices` (the caller's index array) as `plan` describes them."""
     wrap_sizes = plan.axis_sizes if policy == "wrap" else None
-    values = to_wide(xp, indices, engine.wide_index_dtype(xp), wrap_sizes, plan.vector)
-    if plan.vector:
-        parts = engine.vector_components(values, len(plan.axis_sizes))
-    else:
-        parts = [values]
+    values, parts = _wide_components(xp, engine, indices, plan, wrap_sizes)
     treatment: Treatment = "wrap" if policy == "wrap" else "clip" if policy == "clip" else "none"
     from_end = plan.allow_negative
     result = Components(parts)
     if policy == "error" and access != "now":
         # Checked apart (in the task graph, under checkify); read safely meanwhile.
         result.bad = ~in_range(xp, values, parts, plan)
+
+        def find_bad(index_array: Any) -> Any:
+            return ~in_range(xp, *_wide_components(xp, engine, index_array, plan, None), plan)
+
+        result.find_bad = find_bad
         result.keep_inside = True
     elif policy == "ignore":
         result.keep = in_range(xp, values, parts, plan)
@@ -115,7 +126,19 @@ def normalize(
             _treat_component(xp, engine, part, n, treatment, from_end)
             for part, n in zip(parts, plan.axis_sizes, strict=True)
         ]
+    elif plan.vector:
+        result.vectors = values
     return result
+
+
+def _wide_components(
+    xp: Any, engine: Engine, indices: Any, plan: GatherPlan, wrap_sizes: tuple[int, ...] | None
+) -> tuple[Any, list[Any]]:
+    """The index in the wide dtype, and its components."""
+    values = to_wide(xp, indices, engine.wide_index_dtype(xp), wrap_sizes, plan.vector)
+    if plan.vector:
+        return values, engine.vector_components(values, len(plan.axis_sizes))
+    return values, [values]
 
 
 def _treat_component(
