@@ -154,7 +154,7 @@ def _run(
             raise IndexError(plan.report.empty_axis_text())
         filled = fill_array(xp, fill, data)
         return xp.asarray(xp.broadcast_to(filled, plan.out_shape), copy=True)
-    if policy in ("error", "unchecked") and access == "now":
+    if engine.gathers_checked and policy in ("error", "unchecked") and access == "now":
         # Valid indices, the common case under these two, cost no pass of portagather's
         # where the backend's own gather checks them; on a bad one, the policy decides.
         result = engine.gather_if_valid(xp, data, indices, plan)

@@ -38,6 +38,8 @@ class Engine:
     take_clamps = False
     #: Whether the backend's gathers take int64 indices only, or convert every width to it.
     int64_gathers = False
+    #: Whether :meth:`gather_if_valid` may apply: the backend's own gathers check bounds.
+    gathers_checked = False
 
     def index_access(self, x: Any) -> IndexAccess:
         """How the values of index array `x` can be seen."""
@@ -472,6 +474,7 @@ class TorchEngine(Engine):
     microsecond, so a small call is made of as few of them as it can be."""
 
     int64_gathers = True
+    gathers_checked = True
     #: Index tensors of at most this many elements: range read with ``tolist``, and gathered
     #: by one indexing call when valid.
     SMALL = 32

@@ -46,7 +46,7 @@ def resolve_default(policy: str, access: IndexAccess) -> str:
     return "error" if access in ("now", "graph") else "ignore"
 
 
-@dataclass
+@dataclass(slots=True)
 class Components:
     """The index components an engine gathers from, and what is left for it to do.
 
