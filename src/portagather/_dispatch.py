@@ -38,7 +38,8 @@ class Engine:
     take_clamps = False
     #: Whether the backend's gathers take int64 indices only, or convert every width to it.
     int64_gathers = False
-    #: Whether :meth:`gather_if_valid` may apply: the backend's own gathers check bounds.
+    #: Whether :meth:`gather_if_valid` may apply: the backend's own gathers check bounds. A
+    #: flag, so that engines without one skip even the call (a tiny call feels it).
     gathers_checked = False
 
     def index_access(self, x: Any) -> IndexAccess:
@@ -313,8 +314,9 @@ class NumPyEngine(Engine):
     def index_block_rows(self, data: Any, indices: Any, plan: GatherPlan) -> int:
         if plan.batch_dims or indices.size < 4 * self.BLOCK or indices.ndim < 1 + plan.vector:
             return 0
-        # Bounded by the index; by the result too where a block's result is copied into place
-        # (taken straight into the result, as along axis 0, it needs no bound of its own).
+        # Temporaries are the index's size, and the result's too where a block's result is
+        # copied into place or its flat positions are broadcast to the result (along an
+        # axis); along axis 0 of C-contiguous params each block is taken straight in.
         straight = plan.kind == "axes" and plan.axis == 0 and data.flags.c_contiguous
         elements = indices.size if straight else max(indices.size, math.prod(plan.out_shape))
         rows = max(1, self.BLOCK * indices.shape[0] // elements)
@@ -545,12 +547,7 @@ class TorchEngine(Engine):
 
         along = plan.kind == "along"
         if along:
-            shape = tuple(indices.shape)
-            fits = all(
-                n <= size for d, (n, size) in enumerate(zip(shape, data.shape, strict=True))
-                if d != plan.axis
-            )  # fmt: skip
-            if not data.ndim or shape != plan.out_shape or not fits:
+            if not data.ndim or not _torch_gathers_along(indices, data, plan):
                 return None
         elif plan.depth != 1 or plan.batch_dims:
             return None
@@ -603,11 +600,7 @@ class TorchEngine(Engine):
         checked = not components.keep_inside or self.reads_cheaply(data)
         if along and checked and _signed_twin(data.dtype) is None:
             (index,) = components.values
-            fits = all(
-                n <= size for d, (n, size) in enumerate(zip(index.shape, data.shape, strict=True))
-                if d != plan.axis
-            )  # fmt: skip
-            if tuple(index.shape) == plan.out_shape and fits:
+            if _torch_gathers_along(index, data, plan):
                 out = data.clone()
                 try:
                     if reduce == "add":
@@ -736,6 +729,17 @@ class NdonnxEngine(Engine):
 
     def reads_cheaply(self, x: Any) -> bool:
         return False
+
+
+def _torch_gathers_along(index: Any, data: Any, plan: GatherPlan) -> bool:
+    """Whether ``torch.gather`` (``scatter_*_``) along ``plan.axis`` at `index` is the plan's
+    elementwise read (write): the index has the result's shape and fits in the data on every
+    other axis (torch never broadcasts it)."""
+    shape = tuple(index.shape)
+    return shape == plan.out_shape and all(
+        n <= size for d, (n, size) in enumerate(zip(shape, data.shape, strict=True))
+        if d != plan.axis
+    )  # fmt: skip
 
 
 def _signed_twin(dtype: Any) -> Any:
