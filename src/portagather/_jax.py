@@ -66,8 +66,9 @@ class JaxEngine(Engine):
     def gather_axes(self, xp: Any, params: Any, components: Components, plan: GatherPlan) -> Any:
         """``params[β, :, ..., c0, c1, ...]``: one gather along the original axes.
 
-        The gather reads the caller's index vectors as they are where the policy left them
-        whole (``components.vectors``): no pass to take them apart and stack them again.
+        Index vectors of several components are read as the caller gave them where the policy
+        left them whole (``components.vectors``): no pass to take them apart and stack them
+        again.
         """
         if not components.values:  # index depth 0: the generic composition
             return super().gather_axes(xp, params, components, plan)
@@ -75,20 +76,31 @@ class JaxEngine(Engine):
         import jax.numpy as jnp
 
         self.flat_index_dtype(xp, plan.largest_flat)  # refuses what int32 cannot address
-        vectors = components.vectors
-        if vectors is None:
-            parts = components.values
-            vectors = parts[0][..., None] if len(parts) == 1 else jnp.stack(parts, axis=-1)
         outer = plan.axis - plan.batch_dims
         mode = _read_mode(components, plan, params.dtype)
+        parts = components.values
+        gather: Callable[[Any, Any], Any]
+        if len(parts) == 1:
+            # One component: JAX's own indexing, which ran ~10% faster than lax.gather on the
+            # int64 index (W2, W3, W5 "unchecked", medians of 3 repeats: 1.00-1.07 against
+            # 1.10-1.14 of the fastest native).
+            slices = (slice(None),) * outer
+            index = parts[0]
 
-        def one(block: Any, block_vectors: Any) -> Any:
-            return _gather_vectors(block, block_vectors, outer, mode)
+            def gather(block: Any, component: Any) -> Any:
+                return block.at[tuple([*slices, component])].get(mode=mode)
 
-        gather = one
+        else:
+            index = components.vectors
+            if index is None:
+                index = jnp.stack(parts, axis=-1)
+
+            def gather(block: Any, block_vectors: Any) -> Any:
+                return _gather_vectors(block, block_vectors, outer, mode)
+
         for _ in range(plan.batch_dims):
             gather = jax.vmap(gather)
-        return gather(params, vectors)
+        return gather(params, index)
 
     def gather_along(
         self, xp: Any, x: Any, components: Components, plan: GatherPlan, out: Any = None
