@@ -108,6 +108,26 @@ def run_block(backend, w, budget, check=True):
     ], rounds
 
 
+def run_block_repeated(backend, w, budget, repeat):
+    """:func:`run_block` `repeat` times, each with candidates made afresh (new compilations,
+    new buffers): each candidate's time is the median over the repeats, and the block keeps
+    the range of each ratio. On a shared machine one block's ratios moved by far more than
+    their distance from 1 (JAX W3 "unchecked": 0.7 to 1.6 for the same code)."""
+    repeats = [run_block(backend, w, budget, check=k == 0) for k in range(repeat)]
+    rows = [
+        {**row, "seconds": statistics.median(rs[0][n]["seconds"] for rs in repeats)}
+        for n, row in enumerate(repeats[0][0])
+    ]
+    spread = {}
+    for pol in ("error", "unchecked"):
+        found = [ratios(rs[0])[pol][0] for rs in repeats if pol in ratios(rs[0])]
+        if found:
+            spread[pol] = (min(found), max(found))
+    blk = {"rows": rows, "rounds": sum(r[1] for r in repeats), "ratios": ratios(rows)}
+    blk["spread"] = spread if repeat > 1 else {}
+    return blk
+
+
 def ratios(rows):
     """portagather / fastest native of the same safety, for both policies."""
     pg = {r["policy"]: r["seconds"] for r in rows if r["kind"] == workloads.PG}
@@ -293,6 +313,7 @@ def build_report(res, quick, previous=""):
         "machine": section_machine(m),
         "threads": section_threads(th),
         "w6_inner": str(workloads.w6().inner),
+        "repeat": _repeat_text(res.get("repeat", 1)),
         "summary": section_summary(res),
         "tensorflow": section_tensorflow(res),
         "w6": section_w6(res),
@@ -309,6 +330,16 @@ def build_report(res, quick, previous=""):
     }
     text = string.Template(TEMPLATE.read_text()).substitute(sections)
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+
+
+def _repeat_text(repeat):
+    if repeat <= 1:
+        return ""
+    return (
+        f" Each block runs {repeat} times, with its candidates made afresh each time; a time"
+        " is the median over the repeats, and the summary shows each ratio's range over them"
+        " in brackets."
+    )
 
 
 def _table(header, rows):
@@ -360,7 +391,11 @@ def section_summary(res):
                     continue
                 r = blk["ratios"][pol][0]
                 targeted = b in TARGETED and key != "W6"
-                cells.append(f"{r:.2f}" + (f" {mark(r <= 1.0)}" if targeted else ""))
+                cell = f"{r:.2f}" + (f" {mark(r <= 1.0)}" if targeted else "")
+                low_high = blk.get("spread", {}).get(pol)
+                if low_high:
+                    cell += f" ({low_high[0]:.2f}-{low_high[1]:.2f})"
+                cells.append(cell)
         rows.append(cells)
     return _table(header, rows)
 
@@ -393,6 +428,10 @@ def section_tensorflow(res):
     )
 
 
+#: W6's targets: portagather / the native fancy-index call (issue #12).
+W6_LIMITS = {"numpy": 5, "torch": 3}
+
+
 def section_w6(res):
     if "W6" not in res["workloads"]:
         return ""
@@ -409,21 +448,21 @@ def section_w6(res):
             or _time(r, "jit p[i[:,0], i[:,1]]")
             or _time(r, "p.vindex[i0, i1]")
         )
-        tgt = b in ("numpy", "torch")
+        limit = W6_LIMITS.get(b)
         rows.append(
             [
                 b,
                 fmt_t(e),
                 fmt_t(u),
                 fmt_t(n),
-                f"{e / n:.1f}" + (f" {mark(e / n <= 5)}" if tgt else ""),
-                f"{u / n:.1f}" + (f" {mark(u / n <= 5)}" if tgt else ""),
+                f"{e / n:.1f}" + (f" {mark(e / n <= limit)}" if limit else ""),
+                f"{u / n:.1f}" + (f" {mark(u / n <= limit)}" if limit else ""),
             ]
         )
     header = ["backend", "portagather[error]", "portagather[unchecked]", "`p[i[:,0], i[:,1]]`"]
     return (
         "## W6: fixed cost per call\n\n"
-        "Target: portagather ≤ 5x the native fancy-index call on NumPy and PyTorch, ≤ 1/5 of "
+        "Target: portagather ≤ 5x the native fancy-index call on NumPy, ≤ 3x on PyTorch, ≤ 1/5 of "
         "TensorFlow's eager `tf.gather_nd`.\n\n"
         + _table([*header, "error / native", "unchecked / native"], rows)
     )
@@ -685,6 +724,12 @@ def main(argv=None):
         help="intra-op threads for PyTorch, TensorFlow and XLA (default 1)",
     )
     ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run each workload's block this many times; times are medians over the repeats",
+    )
+    ap.add_argument(
         "--out", default=None, help="report path (default benchmarks/RESULTS.md; none with --quick)"
     )
     args = ap.parse_args(argv)
@@ -716,6 +761,7 @@ def main(argv=None):
         "jax_checked": {},
         "notes": [],
         "threads": res_threads,
+        "repeat": args.repeat,
     }
     main_keys = [k for k in args.workloads if k in MAIN]
     res["workloads"] = main_keys
@@ -726,11 +772,10 @@ def main(argv=None):
         print(f"\n{w.key}: {w.title}", flush=True)
         for b in args.backends:
             t0 = time.perf_counter()
-            rows, rounds = run_block(b, w, budget)
-            blk = {"rows": rows, "rounds": rounds, "ratios": ratios(rows)}
+            blk = run_block_repeated(b, w, budget, args.repeat)
             res["blocks"].setdefault(b, {})[key] = blk
-            print(f"  {b} ({time.perf_counter() - t0:.1f} s, {rounds} rounds)")
-            for r in rows:
+            print(f"  {b} ({time.perf_counter() - t0:.1f} s, {blk['rounds']} rounds)")
+            for r in blk["rows"]:
                 print(f"    {r['name']:42s} {r['kind']:10s} {fmt_t(r['seconds']):>10s}")
             for pol, (ratio, name, _s) in blk["ratios"].items():
                 print(f"    => portagather[{pol}] / {name}: {ratio:.2f}")
