@@ -118,9 +118,10 @@ def run_block_repeated(backend, w, budget, repeat):
         {**row, "seconds": statistics.median(rs[0][n]["seconds"] for rs in repeats)}
         for n, row in enumerate(repeats[0][0])
     ]
+    per_repeat = [ratios(rows_k) for rows_k, _ in repeats]
     spread = {}
     for pol in ("error", "unchecked"):
-        found = [ratios(rs[0])[pol][0] for rs in repeats if pol in ratios(rs[0])]
+        found = [r[pol][0] for r in per_repeat if pol in r]
         if found:
             spread[pol] = (min(found), max(found))
     blk = {"rows": rows, "rounds": sum(r[1] for r in repeats), "ratios": ratios(rows)}
