@@ -212,14 +212,21 @@ def test_grad_lowers_to_one_gather_and_one_scatter():
     assert text.count('"stablehlo.scatter"(') == 1
 
 
-def test_unchecked_gathers_the_index_vectors_as_they_are():
-    """No pass takes the index vectors apart and stacks them again: the one gather reads the
-    caller's index array."""
+def test_one_device_gathers_flat_positions_from_params_as_they_lie():
+    """On one device, index vectors of several components become one flat position each,
+    into params viewed (not copied) as (gathered, inner): one gather, no copy of params and
+    no stacking of the components. Several devices keep the gather along the original axes
+    (DEVICE_SCRIPT, test_scale_out)."""
     params, indices = jnp.zeros((20, 30, 4)), jnp.zeros((50, 2), jnp.int32)
     f = jax.jit(lambda p, i: pg.gather_nd(p, i, bad_indices="unchecked"))
     text = f.lower(params, indices).compile().as_text()
     assert text.count(" gather(") == 1
-    assert "concatenate(" not in text and " slice(" not in text
+    assert "f32[600,4]{1,0} bitcast(" in text  # params as 600 rows of 4, a view
+    assert " copy(" not in text and "concatenate(" not in text
+    np.testing.assert_array_equal(
+        f(jnp.arange(2400.0).reshape(20, 30, 4), jnp.asarray([[19, 29], [0, 1]]))[:, 0],
+        [2396.0, 4.0],
+    )
 
 
 def test_checked_gather_reads_the_index_again_only_in_the_failure_branch():
@@ -394,6 +401,26 @@ DEVICE_SCRIPT = textwrap.dedent(
         out = pg.gather(params, idx[:, 0], axis=1, batch_dims=1, bad_indices=policy)
         assert out.devices() == {other}
         np.testing.assert_array_equal(out, np.asarray(params)[[0, 1], [2, 0]])
+
+    # Traced on two devices, params may be sharded: the gather runs along the original axes
+    # under every policy, and reads the caller's index vectors as they are.
+    from portagather.conformance.reference import ref_gather_nd
+    values = np.arange(7 * 5 * 2.0).reshape(7, 5, 2)
+    points = np.asarray([[6, 4], [0, 0], [7, 1], [2, -1], [3, 2]])
+    for policy in ("ignore", "clip", "wrap", "unchecked"):
+        f = jax.jit(lambda p, i: pg.gather_nd(p, i, bad_indices=policy, fill_value=-1))
+        text = f.lower(values, points).compile().as_text()
+        assert text.count(" gather(") == 1 and "f64[35,2]" not in text, policy  # not flat
+        if policy == "unchecked":  # the caller's vectors, untouched by the policy
+            assert "concatenate(" not in text and " slice(" not in text
+        out = np.asarray(f(values, points))
+        if policy == "unchecked":  # valid vectors only; bad ones read inside
+            assert np.isin(out[[2, 3]], values).all()
+            out, points_read = out[[0, 1, 4]], points[[0, 1, 4]]
+        else:
+            points_read = points
+        wanted = ref_gather_nd(values, points_read, bad_indices=policy, fill_value=-1)
+        np.testing.assert_array_equal(out, wanted, err_msg=policy)
 
     mesh = Mesh(np.array(devices), ("b",))
     row = NamedSharding(mesh, P("b"))
