@@ -4,8 +4,8 @@ Where params may be sharded over several devices, gathers never flatten them: on
 multi-dimensional gather along the original axes (``params[..., i0, i1]``, vmapped over
 batch dims) is what XLA partitions without moving params, where a flat position into a
 reshaped params would make it all-gather them. On one device, index vectors of several
-components read params through one flat position each, which XLA on CPU runs faster. Reads out of range are kept inside by the gather's own ``clip`` mode, which
-XLA applies inside the gather at no extra pass.
+components read params through one flat position each, which XLA on CPU runs faster.
+Reads out of range are kept inside by a clamp fused into the gather (:func:`_kept_inside`).
 """
 
 from __future__ import annotations
@@ -79,6 +79,8 @@ class JaxEngine(Engine):
         flat_dtype = self.flat_index_dtype(xp, plan.largest_flat)  # refuses what int32 can't
         outer = plan.axis - plan.batch_dims
         mode = _read_mode(components, plan, params.dtype)
+        # Whether each index vector reads one element, not a slice (for _kept_inside).
+        elements = not outer and params.ndim == plan.axis + plan.depth
         parts = components.values
         gather: Callable[[Any, Any], Any]
         if len(parts) == 1:
@@ -86,7 +88,7 @@ class JaxEngine(Engine):
             # int64 index (W2, W3, W5 "unchecked", medians of 3 repeats: 1.00-1.07 against
             # 1.10-1.14 of the fastest native).
             slices = (slice(None),) * outer
-            index = parts[0]
+            index, mode = _kept_inside(parts[0], plan.axis_sizes[0] - 1, mode, elements)
             options = _leave_negatives_alone("get")
 
             def gather(block: Any, component: Any) -> Any:
@@ -101,6 +103,7 @@ class JaxEngine(Engine):
             cast = [xp.astype(c, flat_dtype, copy=False) for c in parts]
             flat = flat_positions(cast, plan.strides)
             gathered = math.prod(plan.axis_sizes)
+            flat, mode = _kept_inside(flat, gathered - 1, mode, elements)
             block = jnp.reshape(params, (gathered, *params.shape[plan.depth :]))
             return block.at[flat].get(mode=mode, **_leave_negatives_alone("get"))
         else:
@@ -125,6 +128,7 @@ class JaxEngine(Engine):
         if plan.data_block is not None:
             x = x[tuple(slice(0, size) for size in plan.data_block)]
         mode = _read_mode(components, plan, x.dtype)
+        index, mode = _kept_inside(index, plan.axis_sizes[0] - 1, mode, elements=True)
         options = _leave_negatives_alone("take_along_axis")
         return jnp.take_along_axis(x, index, axis=plan.axis, mode=mode, **options)
 
@@ -230,16 +234,33 @@ class JaxEngine(Engine):
 def _read_mode(components: Components, plan: GatherPlan, dtype: Any) -> str:
     """How the gather keeps out-of-range reads inside.
 
-    Nothing to do where every index is valid; XLA's own clamp, inside the gather, where
-    reads may be out of range; ``"fill"`` where ``checkify`` reports them and no marker is
-    put there instead (their values are never seen; XLA on CPU runs "fill" faster than
-    "clip").
+    Nothing to do where every index is valid; a clamp where reads may be out of range (the
+    gather's own, or one fused before it: :func:`_kept_inside`); ``"fill"`` where
+    ``checkify`` reports them and no marker is put there instead (their values are never
+    seen; XLA on CPU runs "fill" faster than its own "clip").
     """
     if components.valid:
         return "promise_in_bounds"
     if components.bad is not None and not _marks_bad_reads(components, plan, dtype):
         return "fill"
     return "clip"
+
+
+def _kept_inside(index: Any, largest: int, mode: str, elements: bool) -> tuple[Any, str]:
+    """`index` and the gather mode that keep its reads inside ``[0, largest]``.
+
+    Where `mode` is ``"clip"`` and each index value reads one element (`elements`), the
+    index is clamped by one elementwise clip, fused into the gather's index computation,
+    and the gather is told that every read is in bounds: XLA on CPU runs that faster than
+    the gather's own clamp (W1 "unchecked", side by side: 4.6 ms against 5.4 ms). Where each
+    value reads a slice, the fused clip would be computed again for every element of it
+    (W2: 3-4% slower), and the gather's own clamp stays.
+    """
+    if mode != "clip" or not elements:
+        return index, mode
+    import jax.numpy as jnp
+
+    return jnp.clip(index, 0, largest), "promise_in_bounds"
 
 
 def _marks_bad_reads(components: Components, plan: GatherPlan, dtype: Any) -> bool:
