@@ -408,8 +408,9 @@ def section_summary(res):
                 targeted = b in TARGETED and key != "W6"
                 cell = marked(r, 1.0) if targeted else f"{r:.2f}"
                 low_high = blk.get("spread", {}).get(pol)
-                if low_high:
-                    cell += f" ({low_high[0]:.2f}-{low_high[1]:.2f})"
+                if low_high:  # to as many decimals as the median
+                    d = len(cell.split()[0].split(".")[1])
+                    cell += f" ({low_high[0]:.{d}f}-{low_high[1]:.{d}f})"
                 cells.append(cell)
         rows.append(cells)
     return _table(header, rows)
