@@ -222,3 +222,95 @@ def test_empty_result_stays_in_the_autograd_graph(op):
     assert out.requires_grad and out.numel() == 0
     out.sum().backward()
     assert torch.equal(params.grad, torch.zeros(2, 3))
+
+
+# ------------------------------------------------------------------------- torch.func.vmap
+#
+# A tensor that vmap batches has no values to read: the policies run without a range read,
+# "error" cannot decide and says so, and TensorFlow's default ("") resolves to "ignore", as
+# it does wherever values cannot be read. A closed-over index reads as usual.
+
+
+@pytest.mark.parametrize("policy", ["ignore", "clip", "wrap", "unchecked", ""])
+@cases
+def test_vmap_over_indices(case, policy):
+    resolved = policy or "ignore"
+    stack = [case[3], indices_for(case, resolved)]  # valid, then bad where defined
+    params = params_for(case)
+    batch = torch.as_tensor(np.asarray(stack))
+    out = torch.func.vmap(lambda i: call(case, params, i, policy, fill_value=-3))(batch)
+    for k, indices in enumerate(stack):
+        np.testing.assert_array_equal(out[k].numpy(), ref(case, params, indices, resolved, -3))
+
+
+@cases
+def test_vmap_over_indices_refuses_error_policy(case):
+    batch = torch.as_tensor(np.asarray([case[3], case[3]]))
+    message = r'bad_indices="error" reads index values.*torch\.func\.vmap cannot.*"unchecked"'
+    with pytest.raises(ValueError, match=message):
+        torch.func.vmap(lambda i: call(case, params_for(case), i, "error"))(batch)
+
+
+@cases
+def test_vmap_over_params_checks_a_closed_over_index(case):
+    params = torch.stack([params_for(case), -params_for(case)])
+    valid, bad = (torch.as_tensor(np.asarray(case[k])) for k in (3, 4))
+    out = torch.func.vmap(lambda p: call(case, p, valid, "error"))(params)
+    for k in range(2):
+        np.testing.assert_array_equal(out[k].numpy(), ref(case, params[k], case[3], "error"))
+    with pytest.raises(IndexError) as eager:
+        call(case, params[0], bad, "error")
+    with pytest.raises(IndexError) as mapped:
+        torch.func.vmap(lambda p: call(case, p, bad, "error"))(params)
+    assert str(mapped.value) == str(eager.value)
+
+
+def test_vmap_of_grad_over_indices():
+    """Per-example gradients: vmap(grad) with the index batched beneath the grad level."""
+    case = CASES[0]
+    params = params_for(case)
+    stack = [case[3], case[4]]
+
+    def loss(p, i):
+        return call(case, p, i, "clip").sum()
+
+    grads = torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0))(
+        params, torch.as_tensor(np.asarray(stack))
+    )
+    for k, indices in enumerate(stack):
+        ones = torch.ones(ref(case, params, indices, "clip").shape, dtype=params.dtype)
+        torch.testing.assert_close(
+            grads[k], scatter_add_reference(case, indices, "clip", ones), rtol=0, atol=0
+        )
+
+
+@pytest.mark.parametrize("reduce", ["update", "add", "min", "max"])
+@pytest.mark.parametrize("policy", ["ignore", "clip", "wrap", "unchecked"])
+def test_vmap_scatters(policy, reduce):
+    """Batched updates and indices into one unbatched tensor: every scatter writes out of
+    place under vmap (torch refuses in-place writes of batched values into it)."""
+    import portagather as pg
+    from portagather.conformance.reference import ref_scatter_d, ref_scatter_nd
+
+    x = torch.arange(12.0).reshape(3, 4)
+    vectors = [[[0, 1], [2, 3], [0, 1]], [[1, 1], [5, 0], [2, -1]]]  # duplicates, then bad
+    updates = [[10.0, 20.0, 30.0], [40.0, 50.0, 60.0]]
+    if policy == "unchecked":
+        vectors[1] = [[1, 1], [2, 0], [2, 3]]
+    out = torch.func.vmap(lambda i, u: pg.scatter_nd(x, i, u, reduce=reduce, bad_indices=policy))(
+        torch.as_tensor(vectors), torch.as_tensor(updates)
+    )
+    for k in range(2):
+        wanted = ref_scatter_nd(x, vectors[k], updates[k], reduce=reduce, bad_indices=policy)
+        np.testing.assert_array_equal(out[k].numpy(), wanted)
+
+    index = [[[0, 3, 0], [1, 1, 2], [2, 0, 2]], [[-1, 4, 0], [1, -5, 2], [3, 3, 3]]]
+    if policy == "unchecked":
+        index[1] = [[-1, 2, 0], [1, -4, 2], [3, 3, 3]]
+    src = torch.arange(18.0).reshape(2, 3, 3) + 100
+    out = torch.func.vmap(lambda i, s: pg.scatter_d(x, 1, i, s, reduce=reduce, bad_indices=policy))(
+        torch.as_tensor(index), src
+    )
+    for k in range(2):
+        wanted = ref_scatter_d(x, 1, index[k], src[k], reduce=reduce, bad_indices=policy)
+        np.testing.assert_array_equal(out[k].numpy(), wanted)

@@ -472,8 +472,9 @@ class TorchEngine(Engine):
     """PyTorch: ``index_select`` and ``gather`` want int64 and have no kernels for uint16, 32
     and 64 (those are gathered as the signed type of the same width); ``aminmax`` reads the
     range in one pass (a small index: ``tolist``); values are read only on the CPU, and under
-    ``torch.compile`` only by breaking the graph. Every PyTorch call costs about a
-    microsecond, so a small call is made of as few of them as it can be."""
+    ``torch.compile`` only by breaking the graph, and never under ``torch.func.vmap``. Every
+    PyTorch call costs about a microsecond, so a small call is made of as few of them as it
+    can be."""
 
     int64_gathers = True
     gathers_checked = True
@@ -481,10 +482,61 @@ class TorchEngine(Engine):
     #: by one indexing call when valid.
     SMALL = 32
 
-    def reads_cheaply(self, x: Any) -> bool:
+    def __init__(self) -> None:
         import torch
+        from torch._C import _functorch
 
-        return bool(x.is_cpu and not torch.compiler.is_compiling())
+        self._compiling = torch.compiler.is_compiling
+        # torch.func's state; no public API says whether a tensor is batched by vmap (the
+        # Python side: https://github.com/pytorch/pytorch/blob/main/torch/_functorch/).
+        self._functorch = _functorch
+
+    def index_access(self, x: Any) -> IndexAccess:
+        return "none" if not self._compiling() and self._batched(x) else "now"
+
+    def reads_cheaply(self, x: Any) -> bool:
+        return bool(x.is_cpu and not self._compiling() and not self._batched(x))
+
+    def _batched(self, x: Any) -> bool:
+        """Whether `x` is batched by ``torch.func.vmap`` at some level (under ``grad`` too):
+        such a tensor holds no storage, and ``tolist`` or ``item`` on it fails deep inside
+        PyTorch. A tensor that vmap does not map (closed over) reads as usual."""
+        functorch = self._functorch
+        if functorch.maybe_current_level() is None:  # no torch.func transform is running
+            return False
+        while functorch.is_functorch_wrapped_tensor(x):
+            if functorch.is_batchedtensor(x):
+                return True
+            x = functorch.get_unwrapped(x)  # a grad or jvp level: look beneath it
+        return False
+
+    def _write(self, tensor: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+        """``tensor.<method>_(...)`` in place on a new tensor of ours, or out of place under
+        ``torch.func.vmap``, which refuses in-place writes of batched values into a tensor
+        that is not batched (the copy is then torch's)."""
+        if not self._compiling() and self._vmap_running():  # torch.compile can't trace it
+            return getattr(tensor, method)(*args, **kwargs)
+        return getattr(tensor, method + "_")(*args, **kwargs)
+
+    def _vmap_running(self) -> bool:
+        functorch = self._functorch
+        return functorch.maybe_current_level() is not None and any(
+            level.key() == functorch.TransformType.Vmap
+            for level in functorch.get_interpreter_stack()
+        )
+
+    def enforce_lazily(
+        self, xp: Any, bad: Any, indices: Any, report: BadIndex, result: Any,
+        find_bad: Callable[[Any], Any] | None = None,
+    ) -> Any:  # fmt: skip
+        """An index batched by ``torch.func.vmap`` (the one PyTorch tensor whose values
+        cannot be read)."""
+        msg = (
+            'bad_indices="error" reads index values to decide whether to raise, which '
+            "torch.func.vmap cannot (its batched tensors have no values to read); check the "
+            'indices outside vmap, or pass bad_indices="ignore", "clip", "wrap" or "unchecked"'
+        )
+        raise ValueError(msg)
 
     def reads_range_freely(self, x: Any) -> bool:
         return bool(x.numel() <= self.SMALL)
@@ -591,9 +643,11 @@ class TorchEngine(Engine):
         self, xp: Any, data: Any, components: Components, updates: Any, plan: GatherPlan,
         reduce: str,
     ) -> Any:  # fmt: skip
-        """Straight to ``scatter_add_`` / ``scatter_reduce_`` along the axis where the index
+        """Straight to ``scatter_add`` / ``scatter_reduce`` along the axis where the index
         is already what torch wants (elementwise, same shape as the updates, every value in
         range, a dtype torch reduces); otherwise through flat positions."""
+        import torch
+
         along = plan.kind == "along" and reduce != "update" and components.keep is None
         # Unchecked values (keep_inside) go straight too where torch checks them (the CPU):
         # an out-of-range one raises there, and the flat path below clamps it.
@@ -601,12 +655,11 @@ class TorchEngine(Engine):
         if along and checked and _signed_twin(data.dtype) is None:
             (index,) = components.values
             if _torch_gathers_along(index, data, plan):
-                out = data.clone()
-                try:
+                try:  # out of place: a new tensor, as a copy and an in-place write make
                     if reduce == "add":
-                        return out.scatter_add_(plan.axis, index, updates)
-                    return out.scatter_reduce_(
-                        plan.axis, index, updates, _TORCH_REDUCE[reduce], include_self=True
+                        return torch.scatter_add(data, plan.axis, index, updates)
+                    return torch.scatter_reduce(
+                        data, plan.axis, index, updates, _TORCH_REDUCE[reduce], include_self=True
                     )
                 except RuntimeError:
                     if not components.keep_inside:
@@ -637,11 +690,14 @@ class TorchEngine(Engine):
             line, updates = line ^ flip, updates ^ flip
         if reduce == "update":
             won = self._last_writes(size + 1, flat)
-            line.index_put_((torch.where(won, flat, size),), updates)
+            line = self._write(line, "index_put", (torch.where(won, flat, size),), updates)
         elif reduce == "add":
-            line.scatter_add_(0, flat, updates)
+            line = self._write(line, "scatter_add", 0, flat, updates)
         else:
-            line.scatter_reduce_(0, flat, updates, _TORCH_REDUCE[reduce], include_self=True)
+            reduction = _TORCH_REDUCE[reduce]
+            line = self._write(
+                line, "scatter_reduce", 0, flat, updates, reduction, include_self=True
+            )
         line = line[:size]
         if flip:
             line = line ^ flip
@@ -649,8 +705,7 @@ class TorchEngine(Engine):
             line = line.view(data.dtype)
         return line.reshape(data.shape)
 
-    @staticmethod
-    def _last_writes(size: int, flat: Any) -> Any:
+    def _last_writes(self, size: int, flat: Any) -> Any:
         """True at the last occurrence of each position in `flat`: the largest update
         position per element by ``scatter_reduce("amax")`` (torch's plain writes are
         unordered, so reading them back rarely settles it, as it does on NumPy)."""
@@ -658,7 +713,7 @@ class TorchEngine(Engine):
 
         positions = torch.arange(flat.shape[0], device=flat.device)
         winner = torch.full((size,), -1, dtype=positions.dtype, device=flat.device)
-        winner.scatter_reduce_(0, flat, positions, "amax")
+        winner = self._write(winner, "scatter_reduce", 0, flat, positions, "amax")
         return winner[flat] == positions
 
     def take(self, xp: Any, x: Any, indices: Any, axis: int, out: Any = None) -> Any:
