@@ -52,6 +52,20 @@ def cells_above_one(results):
                     yield backend, key, policy
 
 
+def parse_cell(text, results, parser):
+    """``backend:workload:policy`` as a tuple, or a usage error naming what exists."""
+    parts = tuple(text.split(":"))
+    blocks = {b: v for b, v in results["blocks"].items() if b in ("numpy", "torch", "jax")}
+    if len(parts) == 3 and parts[1] != "W6" and parts[1] in blocks.get(parts[0], {}):
+        if parts[2] in blocks[parts[0]][parts[1]]["ratios"]:
+            return parts
+    backends = ", ".join(blocks)
+    parser.error(
+        f"cell {text!r}: expected backend:workload:policy with backend one of {backends}, "
+        "workload W1-W5 and policy error or unchecked (e.g. numpy:W2:error)"
+    )
+
+
 def candidate_pair(backend, key, policy, results):
     """portagather's candidate and the native it was divided by."""
     w = getattr(workloads, key.lower())()
@@ -182,7 +196,7 @@ def main():
     parser.add_argument("--calls", type=int, default=10, help="profiled calls per candidate")
     args = parser.parse_args()
     results = json.loads(Path(args.results).read_text())
-    cells = [tuple(c.split(":")) for c in args.cells] or list(cells_above_one(results))
+    cells = [parse_cell(c, results, parser) for c in args.cells] or list(cells_above_one(results))
     backends = {c[0] for c in cells}
     run.set_threads(1, backends)  # as the benchmark runs, before any backend starts
     if "jax" in backends:
