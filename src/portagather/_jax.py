@@ -1,11 +1,14 @@
-"""JAX: tracing, the ``"error"`` check through ``checkify``, gathers along the original axes.
+"""JAX: tracing, the ``"error"`` check through ``checkify``, gathers that XLA partitions.
 
 Where params may be sharded over several devices, gathers never flatten them: one
 multi-dimensional gather along the original axes (``params[..., i0, i1]``, vmapped over
 batch dims) is what XLA partitions without moving params, where a flat position into a
-reshaped params would make it all-gather them. On one device, index vectors of several
-components read params through one flat position each, which XLA on CPU runs faster.
-Reads out of range are kept inside by a clamp fused into the gather (:func:`_kept_inside`).
+reshaped params would make it all-gather them. Where params cannot be split (one device of
+the default backend, or a concrete array held whole on each of its devices), index vectors
+of several components without batch dims read params through one flat position each,
+which XLA on CPU runs faster (GPU and TPU are not measured here). Reads that may be out of
+range are clamped by the gather (``mode="clip"``), or by a clip fused before an element
+gather (:func:`_kept_inside`).
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ import inspect
 import math
 import os
 import sys
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, Literal
 
 import numpy as np
 
@@ -65,18 +69,21 @@ class JaxEngine(Engine):
         return jnp.where(bad, marker, result)
 
     def gather_axes(self, xp: Any, params: Any, components: Components, plan: GatherPlan) -> Any:
-        """``params[β, :, ..., c0, c1, ...]``: one gather along the original axes.
+        """``params[β, :, ..., c0, c1, ...]``: one gather.
 
-        Index vectors of several components are read as the caller gave them where the policy
-        left them whole (``components.vectors``): no pass to take them apart and stack them
-        again.
+        One component: JAX's own indexing along the axis. Several, without batch dims, on
+        params that cannot be split and where bad reads need no fill: one flat position per
+        vector. Otherwise one gather along the original axes, reading the index vectors as
+        the caller gave them where the policy left them whole (``components.vectors``): no
+        pass to take them apart and stack them again.
         """
         if not components.values:  # index depth 0: the generic composition
             return super().gather_axes(xp, params, components, plan)
         import jax
         import jax.numpy as jnp
 
-        flat_dtype = self.flat_index_dtype(xp, plan.largest_flat)  # refuses what int32 can't
+        # int32 positions where all of params fits (without x64, a larger one is refused).
+        flat_dtype = self.flat_index_dtype(xp, plan.largest_flat)
         outer = plan.axis - plan.batch_dims
         mode = _read_mode(components, plan, params.dtype)
         # Whether each index vector reads one element, not a slice (for _kept_inside).
@@ -94,12 +101,15 @@ class JaxEngine(Engine):
             def gather(block: Any, component: Any) -> Any:
                 return block.at[tuple([*slices, component])].get(mode=mode, **options)
 
-        elif plan.batch_dims == 0 and not _may_be_sharded(params):
-            # Several components, params on one device: one flat position per vector into
-            # params viewed as (gathered, inner), the read of ``take(p.ravel(), flat)``. W1
-            # "unchecked" against the fastest native: 0.94-0.95 side by side, where the
-            # gather along both axes was 1.04-1.51 (0.81 with _kept_inside's clamp).
-            # Flattening is what makes XLA all-gather sharded params, hence the check.
+        elif plan.batch_dims == 0 and mode != "fill" and not _may_be_sharded(params):
+            # Several components, params that cannot be split: one flat position per vector
+            # into params viewed as (gathered, inner), the read of ``take(p.ravel(), flat)``.
+            # W1 "unchecked", time / the fastest native (CPU, 1 thread): 0.94-0.95 side by
+            # side, where the gather along both axes was 1.04-1.51; 0.81 in the full run
+            # with _kept_inside's clip. Not for "fill" (checkify without markers): a flat
+            # position can be in range where a component is not, and would read a real
+            # element where the fill is wanted. Flattening is what makes XLA all-gather
+            # sharded params, hence _may_be_sharded.
             cast = [xp.astype(c, flat_dtype, copy=False) for c in parts]
             flat = flat_positions(cast, plan.strides)
             gathered = math.prod(plan.axis_sizes)
@@ -236,8 +246,8 @@ def _read_mode(components: Components, plan: GatherPlan, dtype: Any) -> str:
 
     Nothing to do where every index is valid; a clamp where reads may be out of range (the
     gather's own, or one fused before it: :func:`_kept_inside`); ``"fill"`` where
-    ``checkify`` reports them and no marker is put there instead (their values are never
-    seen; XLA on CPU runs "fill" faster than its own "clip").
+    ``checkify`` reports them and no marker is put there instead (those reads hold JAX's
+    fill value and get no gradient; XLA on CPU runs "fill" faster than its own "clip").
     """
     if components.valid:
         return "promise_in_bounds"
@@ -252,9 +262,10 @@ def _kept_inside(index: Any, largest: int, mode: str, elements: bool) -> tuple[A
     Where `mode` is ``"clip"`` and each index value reads one element (`elements`), the
     index is clamped by one elementwise clip, fused into the gather's index computation,
     and the gather is told that every read is in bounds: XLA on CPU runs that faster than
-    the gather's own clamp (W1 "unchecked", side by side: 4.6 ms against 5.4 ms). Where each
-    value reads a slice, the fused clip would be computed again for every element of it
-    (W2: 3-4% slower), and the gather's own clamp stays.
+    the gather's own clamp (W1 "unchecked", 1M points from 2000 x 2000 float32, 1 thread,
+    side by side: 4.0-4.6 ms against 4.6-5.4 ms). Where each value reads a slice, the
+    fused clip would be computed again for every element of it (W2, rows of 64: 3-4%
+    slower), and the gather's own clamp stays.
     """
     if mode != "clip" or not elements:
         return index, mode
@@ -314,9 +325,12 @@ def _marker_seen(result: Any) -> Any:
 
 
 def _may_be_sharded(params: Any) -> bool:
-    """Whether `params` may be split over several devices: never where the process sees one
-    device, nor for a concrete array held whole on each of its devices; otherwise (a tracer
-    in a process with several devices) its sharding is unknown here, and may be split."""
+    """Whether `params` may be split over several devices: never where the default backend
+    has one device, nor for a concrete array held whole on each of its devices; otherwise (a
+    tracer where there are several devices) its sharding is unknown here, and may be split.
+    (A tracer sharded over the devices of a backend other than the default one, say several
+    CPUs beside one GPU, is taken for unsplit: a cost, all-gathering it, not a wrong
+    answer.)"""
     import jax
 
     if jax.device_count() == 1:
@@ -344,17 +358,17 @@ def _gather_vectors(block: Any, vectors: Any, outer: int, mode: str) -> Any:
 
 
 @functools.cache
-def _leave_negatives_alone(method: str) -> dict[str, Any]:
-    """The option that stops JAX's ``take_along_axis`` or ``.at[].get`` (`method`) from
+def _leave_negatives_alone(method: Literal["get", "take_along_axis"]) -> Mapping[str, Any]:
+    """The option that stops JAX's ``.at[].get`` or ``take_along_axis`` (`method`) from
     adding the axis size to negative indices, where this JAX has it: the components count
     from the end already (normalize), or are bad and kept inside by the gather's mode, and
     the extra compare and select ran inside the gather fusion (W4: 6-10% of its time)."""
     import jax.numpy as jnp
 
-    function = jnp.take_along_axis if method == "take_along_axis" else jnp.zeros(1).at[0].get
+    function = jnp.take_along_axis if method == "take_along_axis" else jnp.zeros(0).at[0].get
     if "wrap_negative_indices" in inspect.signature(function).parameters:
-        return {"wrap_negative_indices": False}
-    return {}
+        return MappingProxyType({"wrap_negative_indices": False})
+    return MappingProxyType({})
 
 
 def _has_int64() -> bool:
