@@ -468,6 +468,25 @@ DEVICE_SCRIPT = textwrap.dedent(
     points[2, 1] = 9
     err, _ = f(params, jax.device_put(points, row))
     assert "indices[2] = [5, 9] does not index" in err.get(), err.get()
+
+    # Eager calls on params split over the mesh: the arrays portagather makes to go with
+    # them (index lists, fill values, positions, updates) take the default placement, since
+    # the mesh's layout fits params' shape only (a scalar or a 3-row index would be refused).
+    from portagather.conformance.reference import ref_gather_d, ref_scatter_nd
+    values = np.arange(6.0).reshape(2, 3)
+    split = jax.device_put(values, row)
+    vectors = [[0, 0], [1, 7], [1, 1]]
+    for policy, fill in (("ignore", 0), ("ignore", -1), ("clip", 0), ("wrap", 0)):
+        out = pg.gather_nd(split, vectors, bad_indices=policy, fill_value=fill)
+        wanted = ref_gather_nd(values, vectors, bad_indices=policy, fill_value=fill)
+        np.testing.assert_array_equal(out, wanted, err_msg=(policy, fill))
+    out = pg.gather_nd(split, jnp.zeros((3, 0), jnp.int32), bad_indices="wrap")
+    np.testing.assert_array_equal(out, ref_gather_nd(values, np.zeros((3, 0), int), bad_indices="wrap"))
+    out = pg.gather_d(split, 1, [[2], [-4]], bad_indices="wrap")
+    np.testing.assert_array_equal(out, ref_gather_d(values, 1, [[2], [-4]], bad_indices="wrap"))
+    out = pg.scatter_nd(split, vectors, [10.0, 20.0, 30.0], reduce="add", bad_indices="ignore")
+    wanted = ref_scatter_nd(values, vectors, [10.0, 20.0, 30.0], reduce="add", bad_indices="ignore")
+    np.testing.assert_array_equal(out, wanted)
     print("OK")
     """
 )

@@ -96,20 +96,32 @@ def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple
         indices = _convert_list(xp, values, data, index_name)
         return xp, data, indices
     xp = aac.array_namespace(indices)
-    return xp, xp.asarray(data, device=aac.device(indices)), indices
+    return xp, xp.asarray(data, device=device_for_new(indices)), indices
+
+
+def device_for_new(x: Any) -> Any:
+    """Where a new array made to go with `x` (index values, a fill value, positions, a mask)
+    is put: `x`'s device, or None (the backend's default placement) where `x` is laid out
+    over several devices. Such a layout (a JAX ``NamedSharding`` over a mesh, which
+    array-api-compat's ``device`` returns for it) fits `x`'s shape only: an array of
+    another shape is refused it (a scalar, an axis the mesh does not divide), while one
+    left on the default placement follows `x` into the computation."""
+    device = aac.device(x)
+    spread = getattr(device, "device_set", None)
+    return None if spread is not None and len(spread) > 1 else device
 
 
 def _convert_list(xp: Any, values: Any, data: Any, index_name: str) -> Any:
     """NumPy index values as an array of `xp` beside `data`, refusing values it cannot hold
     (JAX without ``jax_enable_x64`` makes int32 of every integer, which would wrap)."""
     try:
-        indices = xp.asarray(values, device=aac.device(data))
+        indices = xp.asarray(values, device=device_for_new(data))
     except TypeError:
         if values.dtype != np.uint64:
             raise
         # PyTorch's asarray refuses some uint64 NumPy arrays: the same bits as int64, cast
         # back (the cast keeps the bits).
-        signed = xp.asarray(values.view(np.int64), device=aac.device(data))
+        signed = xp.asarray(values.view(np.int64), device=device_for_new(data))
         indices = xp.astype(signed, xp.uint64)
     if values.size and values.dtype.kind in "iu":
         info = xp.iinfo(indices.dtype)
@@ -168,7 +180,7 @@ def static_shape(x: Any, name: str) -> tuple[int, ...]:
 def fill_array(xp: Any, fill: Any, data: Any) -> Any:
     """The fill as a 0-d array of data's dtype, from what :func:`check_fill_value` returned
     for it; 0 stands for the dtype's zero ("" for strings)."""
-    dtype, device = data.dtype, aac.device(data)
+    dtype, device = data.dtype, device_for_new(data)
     if isinstance(fill, Unread):
         return xp.astype(fill.array, dtype)
     value = fill

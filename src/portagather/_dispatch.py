@@ -23,6 +23,7 @@ from typing import Any
 import array_api_compat as aac
 import numpy as np
 
+from ._arrays import device_for_new
 from ._errors import BadIndex
 from ._indices import Components, IndexAccess, flat_positions
 from ._plan import GatherPlan
@@ -100,7 +101,7 @@ class Engine:
 
     def empty(self, xp: Any, data: Any, shape: tuple[int, ...]) -> Any:
         """The result of a gather that reads nothing."""
-        return xp.zeros(shape, dtype=data.dtype, device=aac.device(data))
+        return xp.zeros(shape, dtype=data.dtype, device=device_for_new(data))
 
     def enforce_lazily(
         self, xp: Any, bad: Any, indices: Any, report: BadIndex, result: Any,
@@ -187,7 +188,7 @@ class Engine:
         flat = flat_positions(components.values, plan.strides)
         if flat is None:  # index depth 0: every index vector selects the whole block
             grid = self._depth0_grid(plan)
-            flat = xp.zeros(grid, dtype=xp.int32, device=aac.device(params))
+            flat = xp.zeros(grid, dtype=xp.int32, device=device_for_new(params))
         flat = self._flat_ready(xp, flat, components, math.prod(plan.axis_sizes) - 1, plan)
         grid = tuple(flat.shape[b:])
         stop = axis + plan.depth
@@ -262,7 +263,7 @@ class Engine:
         strides = [math.prod(middle[k + 1 :]) for k in range(len(middle))]
         flat = indices if strides[axis - lead] == 1 else indices * strides[axis - lead]
         flat = xp.reshape(flat, indices.shape[lead:stop])
-        device = aac.device(x)
+        device = device_for_new(x)
         for k, d in enumerate(range(lead, stop)):
             if d == axis or x.shape[d] == 1 or out_shape[d] == 1:
                 continue

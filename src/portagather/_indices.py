@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from ._arrays import device_for_new
 from ._errors import raise_first_bad
 
 if TYPE_CHECKING:
@@ -217,7 +218,7 @@ def in_range(xp: Any, values: Any, parts: list[Any], plan: GatherPlan) -> Any:
         mask = valid if mask is None else mask & valid
     if mask is None:
         grid = values.shape[:-1] if plan.vector else values.shape
-        mask = xp.ones(grid, dtype=xp.bool, device=_device(values))
+        mask = xp.ones(grid, dtype=xp.bool, device=device_for_new(values))
     return mask
 
 
@@ -258,16 +259,10 @@ def to_wide(
     sizes: Any
     offsets: Any
     if vector:
-        device = _device(indices)
+        device = device_for_new(indices)
         sizes = xp.asarray(wrap_sizes, dtype=wide, device=device)
         offsets = xp.asarray([span % n for n in wrap_sizes], dtype=wide, device=device)
     else:
         sizes, offsets = wrap_sizes[0], span % wrap_sizes[0]
     wrapped = xp.remainder(xp.remainder(values, sizes) + offsets, sizes)
     return xp.where(values < 0, wrapped, values)
-
-
-def _device(x: Any) -> Any:
-    import array_api_compat as aac
-
-    return aac.device(x)

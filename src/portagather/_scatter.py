@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import array_api_compat as aac
 import numpy as np
 
-from ._arrays import dtype_name
+from ._arrays import device_for_new, dtype_name
 
 if TYPE_CHECKING:
     from ._plan import GatherPlan
@@ -94,7 +94,7 @@ def check_updates(
     else:
         _check_python_values(updates, data.dtype, name, data_name)
         try:
-            updates = xp.asarray(updates, dtype=data.dtype, device=aac.device(data))
+            updates = xp.asarray(updates, dtype=data.dtype, device=device_for_new(data))
         except (TypeError, ValueError, OverflowError) as err:
             wanted = dtype_name(data.dtype)
             msg = (
@@ -185,7 +185,7 @@ def target_axes(
     there are no components to take it from).
     """
     out_shape, rank = plan.out_shape, len(plan.out_shape)
-    device = aac.device(components[0]) if components else None
+    device = device_for_new(components[0]) if components else None
     dtype = components[0].dtype if components else dtype
 
     def position(size: int, at: int) -> Any:
@@ -261,7 +261,7 @@ def sorted_scatter(
     count = flat.shape[0]
     if count == 0:
         return xp.reshape(xp.asarray(flat_data, copy=True), data.shape)
-    device = aac.device(data)
+    device = device_for_new(data)
     order = xp.argsort(flat, stable=True)
     targets = xp.take(flat, order)
     values = xp.take(updates, order)
