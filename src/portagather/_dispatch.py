@@ -788,7 +788,7 @@ class NdonnxEngine(Engine):
 
 
 def _torch_gathers_along(index: Any, data: Any, plan: GatherPlan) -> bool:
-    """Whether ``torch.gather`` (``scatter_*_``) along ``plan.axis`` at `index` is the plan's
+    """Whether ``torch.gather`` (``torch.scatter_*``) along ``plan.axis`` at `index` is the plan's
     elementwise read (write): the index has the result's shape and fits in the data on every
     other axis (torch never broadcasts it)."""
     shape = tuple(index.shape)

@@ -210,13 +210,13 @@ class JaxEngine(Engine):
         sizes = [1] * bad.ndim + ([indices.shape[-1]] if report.vector else [])
 
         def first_bad(index: Any, flat_bad: Any) -> tuple[Any, Any, Any]:
-            """The first bad position (one reduction), whether it is bad at all, and the
-            index value there."""
+            """The coordinates of the first bad position (one reduction), whether it is bad
+            at all, and the index value there."""
             first = jnp.argmax(flat_bad)
-            coords = list(jnp.unravel_index(first, bad.shape))
+            coords = tuple(jnp.unravel_index(first, bad.shape))
             value = lax.dynamic_slice(index, [*coords, *extra], sizes)
             is_bad = lax.dynamic_index_in_dim(flat_bad, first, keepdims=False)
-            return first, is_bad, jnp.reshape(value, (-1,))
+            return coords, is_bad, jnp.reshape(value, (-1,))
 
         if find_bad is not None and _result_is_read(
             result.dtype, math.prod(result.shape), math.prod(indices.shape)
@@ -225,18 +225,18 @@ class JaxEngine(Engine):
             # collectives too), taken only where a marker is seen.
             def none_bad(_: Any) -> tuple[Any, Any, Any]:
                 nothing = jnp.zeros((math.prod(sizes),), dtype=indices.dtype)
-                return jnp.zeros((), dtype=int), jnp.zeros((), dtype=bool), nothing
+                origin = jnp.unravel_index(jnp.zeros((), dtype=int), bad.shape)
+                return tuple(origin), jnp.zeros((), dtype=bool), nothing
 
-            first, first_is_bad, value = lax.cond(
+            coords, first_is_bad, value = lax.cond(
                 _marker_seen(result),
                 lambda index: first_bad(index, jnp.reshape(find_bad(index), (-1,))),
                 none_bad,
                 indices,
             )
         else:
-            first, first_is_bad, value = first_bad(indices, jnp.reshape(bad, (-1,)))
-        coords = [jnp.asarray(c) for c in jnp.unravel_index(first, bad.shape)]
-        message, arguments = _checkify_message(report, coords, value)
+            coords, first_is_bad, value = first_bad(indices, jnp.reshape(bad, (-1,)))
+        message, arguments = _checkify_message(report, list(coords), value)
         checkify.check(~first_is_bad, message, **arguments)
         return result
 
