@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import portagather as pg
-from portagather._dispatch import engine_for
+from portagather.engines import engine_for
 
 
 def test_import_pulls_in_no_backend():
@@ -49,7 +49,7 @@ def test_flat_index_width(module, largest, expected):
     import array_api_compat
 
     xp = array_api_compat.array_namespace(importlib.import_module(module).asarray(np.zeros(1)))
-    assert engine_for(xp).flat_index_dtype(xp, largest) == getattr(xp, expected)
+    assert engine_for(xp).flat_index_dtype(largest) == getattr(xp, expected)
 
 
 def test_jax_without_x64_refuses_more_than_int32_positions():
@@ -79,13 +79,13 @@ def test_jax_with_x64_uses_int64_for_large_arrays():
 
     with jax.enable_x64(True):
         xp = array_api_compat.array_namespace(jnp.zeros(1))
-        assert engine_for(xp).flat_index_dtype(xp, 2**31) == jnp.int64
+        assert engine_for(xp).flat_index_dtype(2**31) == jnp.int64
 
 
 def test_a_namespace_without_int64_works_in_its_widest_integer():
     """The policies work in the widest signed integer the namespace has, as its
     ``__array_namespace_info__`` lists them (array-api-strict can be built without int64)."""
-    from portagather._dispatch import Engine
+    from portagather.engines import Engine
 
     class Info:
         def dtypes(self, kind=None):
@@ -98,5 +98,5 @@ def test_a_namespace_without_int64_works_in_its_widest_integer():
         def __array_namespace_info__(self):
             return Info()
 
-    assert Engine().wide_index_dtype(Namespace()) == "int32"
-    assert Engine().flat_index_dtype(Namespace(), 10) == "int32"
+    assert Engine(Namespace()).wide_index_dtype() == "int32"
+    assert Engine(Namespace()).flat_index_dtype(10) == "int32"

@@ -1,18 +1,19 @@
 """The public functions: check the arguments, plan (cached), then one straight pipeline.
 
 Every call runs the same line: convert and check the arguments -> a data-only plan from the
-shapes (``_plan``, cached) -> the engine of the namespace (``_dispatch``) -> the policy turns
+shapes (``_plan``, cached) -> the engine of the namespace (``engines``) -> the policy turns
 the index into valid components (``_indices``) -> one gather -> the fill of ignored slices ->
-the lazy ``"error"`` check where values cannot be read now.
+the lazy ``"error"`` check where values cannot be read now. The scatters share the first
+steps (:func:`_prepare`) and end in one scatter.
 """
 
 from __future__ import annotations
 
 import operator
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ._arrays import as_arrays, check_fill_value, check_index_dtype, fill_array, static_shape
-from ._dispatch import Engine, engine_for
 from ._indices import IndexAccess, normalize, normalize_policy, resolve_default
 from ._plan import (
     GatherPlan,
@@ -23,6 +24,7 @@ from ._plan import (
 )
 from ._scatter import check_reduce, check_reduce_dtype, check_updates
 from ._types import Array, IndexLike, Policy, Reduction, Scalar
+from .engines import Engine, engine_for
 
 
 def _int_argument(value: object, name: str) -> int:
@@ -38,34 +40,67 @@ def _int_argument(value: object, name: str) -> int:
         raise TypeError(msg) from None
 
 
+@dataclass(slots=True)
+class _Call:
+    """One call's arguments once checked: the namespace and its engine, the arrays, the plan
+    and the policy (TensorFlow's default already resolved)."""
+
+    xp: Any
+    engine: Engine
+    data: Any
+    indices: Any
+    plan: GatherPlan
+    policy: str
+    access: IndexAccess
+
+
+def _arrays(data: Any, indices: Any, names: tuple[str, str]) -> tuple[Any, Any, Any]:
+    """``(xp, data, indices)``: arrays of one namespace, with an integer index."""
+    xp, data, indices = as_arrays(data, indices, *names)
+    check_index_dtype(xp, indices, names[1])
+    return xp, data, indices
+
+
+def _planned(
+    xp: Any,
+    data: Any,
+    indices: Any,
+    names: tuple[str, str],
+    planner: Any,
+    arguments: tuple[Any, ...],
+    policy: str,
+) -> _Call:
+    """The call with its plan from the shapes and its engine; where the result is not empty,
+    with how the index values can be seen, and TensorFlow's default policy resolved."""
+    plan = _plan_for(planner, data, indices, *names, arguments)
+    engine = engine_for(xp)
+    if plan.reads_nothing:  # nothing is read (or written), so nothing can be out of range
+        return _Call(xp, engine, data, indices, plan, policy, "now")
+    indices = engine.index_array(indices)
+    access = engine.index_access(indices)
+    return _Call(xp, engine, data, indices, plan, resolve_default(policy, access), access)
+
+
 def _execute(
     data: Any,
     indices: Any,
-    data_name: str,
-    index_name: str,
+    names: tuple[str, str],
     planner: Any,
     arguments: tuple[Any, ...],
     bad_indices: object,
     fill_value: object,
 ) -> Any:
-    """The pipeline every operation shares, as one straight line."""
+    """The pipeline every gather shares, as one straight line."""
     policy = normalize_policy(bad_indices)
-    xp, data, indices = as_arrays(data, indices, data_name, index_name)
-    check_index_dtype(xp, indices, index_name)
+    xp, data, indices = _arrays(data, indices, names)
     fill = check_fill_value(xp, fill_value, data.dtype)  # checked whether or not it is used
-    plan = _plan_for(planner, data, indices, data_name, index_name, arguments)
-    engine = engine_for(xp)
-    if plan.reads_nothing:  # nothing is read, so nothing can be out of range
-        return engine.empty(xp, data, plan.out_shape)
-    indices = engine.index_array(xp, indices)
-    access = engine.index_access(indices)
-    policy = resolve_default(policy, access)
-    rows = engine.index_block_rows(data, indices, plan) if access == "now" else 0
-    if rows:
-        return _run_in_blocks(
-            xp, engine, data, indices, plan, policy, fill, rows, planner, arguments
-        )
-    return _run(xp, engine, data, indices, plan, policy, access, fill)
+    call = _planned(xp, data, indices, names, planner, arguments, policy)
+    if call.plan.reads_nothing:
+        return call.engine.empty(call.data, call.plan.out_shape)
+    rows = call.engine.index_block_rows(call.data, call.indices, call.plan)
+    if rows and call.access == "now":
+        return _run_in_blocks(call, fill, rows, planner, arguments)
+    return _run(call, fill)
 
 
 #: Plans by call signature (the planner's name, both shapes as the arrays give them, the
@@ -113,76 +148,54 @@ def _execute_scatter(
     the places that gather would read."""
     data_name, index_name, update_name = names
     policy = normalize_policy(bad_indices)
-    reduce = check_reduce(reduce)
-    xp, data, indices = as_arrays(data, indices, data_name, index_name)
-    check_index_dtype(xp, indices, index_name)
-    check_reduce_dtype(xp, reduce, data.dtype, data_name)
-    plan = _plan_for(planner, data, indices, data_name, index_name, arguments)
-    updates = check_updates(xp, updates, data, plan, update_name, data_name, updates_fit)
-    engine = engine_for(xp)
+    reduction = check_reduce(reduce)
+    xp, data, indices = _arrays(data, indices, names[:2])
+    check_reduce_dtype(xp, reduction, data.dtype, data_name)
+    call = _planned(xp, data, indices, (data_name, index_name), planner, arguments, policy)
+    engine, plan = call.engine, call.plan
+    updates = check_updates(call.xp, updates, call.data, plan, update_name, data_name, updates_fit)
     if plan.reads_nothing:  # no update, so nothing written and nothing out of range
-        return engine.copy(xp, data)
-    indices = engine.index_array(xp, indices)
-    access = engine.index_access(indices)
-    policy = resolve_default(policy, access)
+        return engine.copy(call.data)
     if 0 in plan.axis_sizes:  # every index is bad
-        if policy != "ignore":
+        if call.policy != "ignore":
             raise IndexError(plan.report.empty_axis_text(scatter=True))
-        return engine.copy(xp, data)
-    components = normalize(xp, engine, indices, plan, policy, access)
-    result = engine.scatter(xp, data, components, updates, plan, reduce)
+        return engine.copy(call.data)
+    components = normalize(call.xp, engine, call.indices, plan, call.policy, call.access)
+    result = engine.scatter(call.data, components, updates, plan, reduction)
     if components.bad is not None:
-        result = engine.enforce_lazily(xp, components.bad, indices, plan.report, result)
+        result = engine.enforce_lazily(components.bad, call.indices, plan.report, result)
     return result
 
 
-def _run(
-    xp: Any,
-    engine: Engine,
-    data: Any,
-    indices: Any,
-    plan: GatherPlan,
-    policy: str,
-    access: IndexAccess,
-    fill: Any,
-    out: Any = None,
-) -> Any:
+def _run(call: _Call, fill: Any, out: Any = None) -> Any:
     """The policy, one gather, the fill and the lazy check, for one index array (into `out`
     where the engine can write there); `fill` is what ``check_fill_value`` returned."""
+    xp, engine, data, indices, plan = call.xp, call.engine, call.data, call.indices, call.plan
     if 0 in plan.axis_sizes:  # every index is bad
-        if policy != "ignore":
+        if call.policy != "ignore":
             raise IndexError(plan.report.empty_axis_text())
         filled = fill_array(xp, fill, data)
         return xp.asarray(xp.broadcast_to(filled, plan.out_shape), copy=True)
-    if engine.gathers_checked and policy in ("error", "unchecked") and access == "now":
+    if engine.gathers_checked and call.policy in ("error", "unchecked") and call.access == "now":
         # Valid indices, the common case under these two, cost no pass of portagather's
         # where the backend's own gather checks them; on a bad one, the policy decides.
-        result = engine.gather_if_valid(xp, data, indices, plan)
+        result = engine.gather_if_valid(data, indices, plan)
         if result is not None:
             return result
-    components = normalize(xp, engine, indices, plan, policy, access)
-    result = engine.gather(xp, data, components, plan, out)
+    components = normalize(xp, engine, indices, plan, call.policy, call.access)
+    result = engine.gather(data, components, plan, out)
     if components.keep is not None:
         keep = xp.reshape(components.keep, plan.mask_shape)
-        result = engine.fill(xp, result, keep, fill_array(xp, fill, data))
+        result = engine.fill(result, keep, fill_array(xp, fill, data))
     if components.bad is not None:
         result = engine.enforce_lazily(
-            xp, components.bad, indices, plan.report, result, components.find_bad
+            components.bad, indices, plan.report, result, components.find_bad
         )
     return result
 
 
 def _run_in_blocks(
-    xp: Any,
-    engine: Engine,
-    data: Any,
-    indices: Any,
-    plan: GatherPlan,
-    policy: str,
-    fill: Any,
-    rows: int,
-    planner: Any,
-    arguments: tuple[Any, ...],
+    call: _Call, fill: Any, rows: int, planner: Any, arguments: tuple[Any, ...]
 ) -> Any:
     """:func:`_run` on blocks of `rows` index rows, each written into the result, so that no
     temporary is larger than one block (host backends, large indices).
@@ -191,6 +204,7 @@ def _run_in_blocks(
     elementwise operations, also a data axis, sliced alike. A bad index under ``"error"``
     reruns the whole call, so that the message names its position in the whole index.
     """
+    xp, data, indices, plan = call.xp, call.data, call.indices, call.plan
     out = xp.empty(plan.out_shape, dtype=data.dtype)
     out_axis = plan.axis - plan.batch_dims if plan.kind == "axes" else 0
     slice_data = plan.kind == "along" and plan.axis != 0 and data.shape[0] != 1
@@ -200,13 +214,12 @@ def _run_in_blocks(
         data_block = data[block] if slice_data else data
         index_block = indices[block]
         block_plan = planner(tuple(data_block.shape), tuple(index_block.shape), *arguments)
+        block_call = replace(call, data=data_block, indices=index_block, plan=block_plan)
         out_block = out[tuple([*lead, block])]
         try:
-            part = _run(
-                xp, engine, data_block, index_block, block_plan, policy, "now", fill, out_block,
-            )  # fmt: skip
+            part = _run(block_call, fill, out_block)
         except IndexError:
-            return _run(xp, engine, data, indices, plan, policy, "now", fill)
+            return _run(call, fill)
         if part is not out_block:
             out_block[...] = part
     return out
@@ -273,7 +286,7 @@ def gather_nd(
     array([[-1, -1]])
     """
     return _execute(  # type: ignore[no-any-return]
-        params, indices, "params", "indices", plan_gather_nd,
+        params, indices, ("params", "indices"), plan_gather_nd,
         (_int_argument(batch_dims, "batch_dims"),), bad_indices, fill_value,
     )  # fmt: skip
 
@@ -329,7 +342,7 @@ def gather(
     """
     axis = None if axis is None else _int_argument(axis, "axis")
     return _execute(  # type: ignore[no-any-return]
-        params, indices, "params", "indices", plan_gather,
+        params, indices, ("params", "indices"), plan_gather,
         (axis, _int_argument(batch_dims, "batch_dims")), bad_indices, fill_value,
     )  # fmt: skip
 
@@ -378,7 +391,7 @@ def gather_d(
            [3]])
     """
     return _execute(  # type: ignore[no-any-return]
-        x, index, "x", "index", plan_gather_d, (_int_argument(dim, "dim"),),
+        x, index, ("x", "index"), plan_gather_d, (_int_argument(dim, "dim"),),
         bad_indices, fill_value,
     )  # fmt: skip
 
@@ -429,7 +442,7 @@ def take_along_axis(
            [50]])
     """
     return _execute(  # type: ignore[no-any-return]
-        x, indices, "x", "indices", plan_take_along_axis, (_int_argument(axis, "axis"),),
+        x, indices, ("x", "indices"), plan_take_along_axis, (_int_argument(axis, "axis"),),
         bad_indices, fill_value,
     )  # fmt: skip
 
@@ -516,9 +529,7 @@ def scatter_d(
     src : array, or values
         Same rank, at least ``index.shape`` on every axis; its leading ``index.shape`` block
         is scattered (as in ``torch.scatter``).
-    reduce : {"update", "add", "multiply", "min", "max"}, optional
-        See :func:`scatter_nd`.
-    bad_indices : {"error", "ignore", "clip", "wrap", "unchecked"}, optional
+    reduce, bad_indices : str, optional
         See :func:`scatter_nd`.
 
     Returns
@@ -566,15 +577,13 @@ def put_along_axis(
         Broadcast to the shape :func:`take_along_axis` would return.
     axis : int, optional
         The axis written along, ``-x.ndim <= axis < x.ndim``.
-    reduce : {"update", "add", "multiply", "min", "max"}, optional
-        See :func:`scatter_nd`.
-    bad_indices : {"error", "ignore", "clip", "wrap", "unchecked"}, optional
-        See :func:`scatter_nd`.
+    reduce, bad_indices : str, optional
+        As in :func:`scatter_nd`: how updates combine, and what a bad index does.
 
     Returns
     -------
     array
-        A new array of x's shape and dtype.
+        A new array of x's shape, dtype, namespace and device.
 
     Examples
     --------

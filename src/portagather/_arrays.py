@@ -169,12 +169,18 @@ def static_shape(x: Any, name: str) -> tuple[int, ...]:
         )
         raise ValueError(msg)
     if any(s != s for s in shape):  # NaN: Dask's unknown sizes, after boolean indexing
-        msg = (
-            f"{name} must have known sizes; got shape {shape}, whose NaN sizes are unknown "
-            f"(as after boolean indexing on Dask): call {name}.compute_chunk_sizes() first"
-        )
-        raise ValueError(msg)
+        raise unknown_sizes(name, f"got shape {shape}")
     return tuple(int(s) for s in shape)
+
+
+def unknown_sizes(names: str, given: str) -> ValueError:
+    """The error for Dask arrays `names` with unknown (NaN) sizes, as boolean indexing makes
+    them; `given` says what was seen."""
+    msg = (
+        f"{names} must have known sizes; {given}: NaN sizes are unknown (as after boolean "
+        "indexing on Dask); call .compute_chunk_sizes() on them first"
+    )
+    return ValueError(msg)
 
 
 def fill_array(xp: Any, fill: Any, data: Any) -> Any:

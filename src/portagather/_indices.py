@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ._arrays import device_for_new
 from ._errors import raise_first_bad
 
 if TYPE_CHECKING:
-    from ._dispatch import Engine
     from ._plan import GatherPlan
 
 POLICIES = ("error", "ignore", "clip", "wrap", "unchecked")
@@ -29,6 +28,20 @@ _CANONICAL = {**{p: p for p in POLICIES}, **_ALIASES}
 #: How an engine can see index values: now (eager), when a task graph runs (Dask), inside a
 #: JAX trace (through ``checkify``), or never (a symbolic ONNX graph).
 IndexAccess = Literal["now", "graph", "trace", "none"]
+
+
+class IndexEngine(Protocol):
+    """What the policies ask of an engine (``engines.Engine`` is one): the few steps that
+    differ between backends."""
+
+    def wide_index_dtype(self) -> Any: ...
+    def vector_components(self, values: Any, depth: int) -> list[Any]: ...
+    def clamp(self, values: Any, low: int, high: int) -> Any: ...
+    def reads_cheaply(self, x: Any) -> bool: ...
+    def reads_range_freely(self, x: Any) -> bool: ...
+    def keeps_reads_inside(self, values: Any) -> bool: ...
+    def value_range(self, x: Any) -> tuple[int, int]: ...
+    def read_int(self, value: Any) -> int: ...
 
 
 def normalize_policy(bad_indices: object) -> str:
@@ -91,7 +104,7 @@ Treatment = Literal["wrap", "clip", "none"]
 
 
 def normalize(
-    xp: Any, engine: Engine, indices: Any, plan: GatherPlan, policy: str, access: IndexAccess
+    xp: Any, engine: IndexEngine, indices: Any, plan: GatherPlan, policy: str, access: IndexAccess
 ) -> Components:
     """Apply `policy` to `indices` (the caller's index array) as `plan` describes them."""
     wrap_sizes = plan.axis_sizes if policy == "wrap" else None
@@ -111,7 +124,7 @@ def normalize(
     elif policy == "ignore":
         result.keep = in_range(xp, values, parts, plan)
     elif access == "now" and (policy == "error" or _range_read_pays(engine, values, policy, plan)):
-        found = read_range(xp, engine, values, parts, plan)
+        found = read_range(engine, values, parts, plan)
         if not found.all_valid and policy == "error":
             raise_first_bad(
                 xp, ~in_range(xp, values, parts, plan), indices, plan.report, engine.read_int
@@ -133,17 +146,17 @@ def normalize(
 
 
 def _wide_components(
-    xp: Any, engine: Engine, indices: Any, plan: GatherPlan, wrap_sizes: tuple[int, ...] | None
+    xp: Any, engine: IndexEngine, indices: Any, plan: GatherPlan, wrap_sizes: tuple[int, ...] | None
 ) -> tuple[Any, list[Any]]:
     """The index in the wide dtype, and its components."""
-    values = to_wide(xp, indices, engine.wide_index_dtype(xp), wrap_sizes, plan.vector)
+    values = to_wide(xp, indices, engine.wide_index_dtype(), wrap_sizes, plan.vector)
     if plan.vector:
         return values, engine.vector_components(values, len(plan.axis_sizes))
     return values, [values]
 
 
 def _treat_component(
-    xp: Any, engine: Engine, component: Any, n: int, treatment: Treatment, from_end: bool
+    xp: Any, engine: IndexEngine, component: Any, n: int, treatment: Treatment, from_end: bool
 ) -> Any:
     """Map one component into ``[0, n)`` as `treatment` says, negatives first counted from
     the end where `from_end`."""
@@ -153,11 +166,11 @@ def _treat_component(
     if from_end:
         component = xp.where(component < 0, component + n, component)
     if treatment == "clip":
-        return engine.clamp(xp, component, 0, n - 1)
+        return engine.clamp(component, 0, n - 1)
     return component
 
 
-def _range_read_pays(engine: Engine, values: Any, policy: str, plan: GatherPlan) -> bool:
+def _range_read_pays(engine: IndexEngine, values: Any, policy: str, plan: GatherPlan) -> bool:
     """Whether reading the index range first saves passes under `policy`.
 
     Only where values read cheaply: ``"clip"``, ``"wrap"`` and ``"unchecked"`` never need to
@@ -186,9 +199,7 @@ _ALL_VALID = IndexRange(all_valid=True)
 _ALL_VALID_SOME_NEGATIVE = IndexRange(all_valid=True, any_negative=True)
 
 
-def read_range(
-    xp: Any, engine: Engine, values: Any, parts: list[Any], plan: GatherPlan
-) -> IndexRange:
+def read_range(engine: IndexEngine, values: Any, parts: list[Any], plan: GatherPlan) -> IndexRange:
     """Eager check with read-only reductions and no temporary arrays.
 
     One range of the whole index array settles the common case where it fits the shortest
@@ -197,12 +208,12 @@ def read_range(
     if not plan.axis_sizes:
         return _ALL_VALID
     shortest = min(plan.axis_sizes)
-    low, high = engine.value_range(xp, values)
+    low, high = engine.value_range(values)
     if low >= (-shortest if plan.allow_negative else 0) and high < shortest:
         return _ALL_VALID_SOME_NEGATIVE if low < 0 else _ALL_VALID
     any_negative = False
     for part, n in zip(parts, plan.axis_sizes, strict=True):
-        low, high = engine.value_range(xp, part)
+        low, high = engine.value_range(part)
         if low < (-n if plan.allow_negative else 0) or high >= n:
             return _SOME_BAD
         any_negative = any_negative or low < 0

@@ -12,11 +12,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 from ._errors import BadIndex
 
 Shape = tuple[int, ...]
+
+
+def row_major_strides(shape: Shape) -> Shape:
+    """The row-major (C order) strides of `shape`, in elements."""
+    return tuple(math.prod(shape[k + 1 :]) for k in range(len(shape)))
 
 
 @dataclass(frozen=True)
@@ -68,10 +73,15 @@ class GatherPlan:
 
     def __post_init__(self) -> None:
         # Worked out once, with the (cached) plan: a call in a loop only reads them.
-        sizes = self.axis_sizes
-        strides = tuple(math.prod(sizes[k + 1 :]) for k in range(len(sizes)))
-        object.__setattr__(self, "strides", strides)
+        object.__setattr__(self, "strides", row_major_strides(self.axis_sizes))
         object.__setattr__(self, "reads_nothing", math.prod(self.out_shape) == 0)
+
+    def read_block(self, x: Any) -> Any:
+        """The part of data array `x` that the gather reads: its leading `data_block`, or all
+        of it."""
+        if self.data_block is None:
+            return x
+        return x[tuple(slice(0, size) for size in self.data_block)]
 
 
 def _normalize_axis(axis: int, ndim: int, name: str, data_name: str) -> int:

@@ -21,15 +21,14 @@ Dask.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import array_api_compat as aac
 import numpy as np
 
 from ._arrays import device_for_new, dtype_name
-
-if TYPE_CHECKING:
-    from ._plan import GatherPlan
+from ._indices import flat_positions
+from ._plan import GatherPlan, row_major_strides
 
 REDUCTIONS = ("update", "add", "multiply", "min", "max")
 
@@ -218,11 +217,7 @@ def flat_targets(
     xp: Any, axes: list[Any], shape: tuple[int, ...], out_shape: tuple[int, ...], dtype: Any
 ) -> Any:
     """Row-major flat positions into the data, of shape `out_shape`, from :func:`target_axes`."""
-    flat = None
-    for d, coordinate in enumerate(axes):
-        stride = math.prod(shape[d + 1 :])
-        term = coordinate if stride == 1 else coordinate * stride
-        flat = term if flat is None else flat + term
+    flat = flat_positions(axes, row_major_strides(shape))
     if flat is None:  # a 0-d data array
         return xp.zeros(out_shape, dtype=dtype)
     if tuple(flat.shape) != out_shape:

@@ -31,8 +31,8 @@ import array_api_compat as aac
 
 from .. import _api
 from .._arrays import as_arrays
-from .._dispatch import engine_for
 from .._types import Reduction
+from ..engines import engine_for
 from ._common import as_int, renamed
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "take_along_dim"]
@@ -110,7 +110,7 @@ def _in_range(input: Any, dim: Any, index: Any) -> tuple[Any, Any]:
                     msg = f"index {value} is out of bounds for dimension {dim} with size {n}"
                     raise IndexError(msg)
         else:  # checked later: a negative value is moved below -n, in a width that holds it
-            index = xp.astype(index, engine.wide_index_dtype(xp))
+            index = xp.astype(index, engine.wide_index_dtype())
             index = xp.where(index < 0, index - n, index)
     return input, index
 

@@ -1,22 +1,22 @@
-"""Dask: the lazy ``"error"`` check and the gathers that route indices to params' blocks.
+"""Dask graphs that move indices and updates to the data's blocks, never the data.
 
-Nothing here computes: every function adds tasks to a graph.
+Nothing here computes: every function adds tasks to a graph. The tasks run on NumPy blocks.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import dask.array as da
 import numpy as np
+from dask.base import tokenize
+from dask.highlevelgraph import HighLevelGraph
 
-from ._dispatch import Engine, NumPyEngine
-from ._errors import BadIndex, python_value
-from ._indices import Components, IndexAccess
-from ._plan import GatherPlan
+from .._arrays import unknown_sizes
+from .numpy import scatter_at
 
 #: What one params axis is in a routed gather: ("index", j) addressed by component j,
 #: ("grid", g) by the position along index-grid axis g, ("zero",) always position 0 (a
@@ -24,139 +24,19 @@ from ._plan import GatherPlan
 Role = tuple[Any, ...]
 
 
-class DaskEngine(Engine):
-    """Dask: values are checked inside the graph; gathers route the indices to params' blocks."""
-
-    def index_access(self, x: Any) -> IndexAccess:
-        return "graph"
-
-    def reads_cheaply(self, x: Any) -> bool:
-        return False
-
-    def index_array(self, xp: Any, indices: Any) -> Any:
-        """Without zero-size chunks: Dask's elementwise operations with a Python scalar
-        mis-handle them (``da.maximum(c, 0)`` on chunks ``(0, 1)`` gives two elements)."""
-        if any(0 in chunks and len(chunks) > 1 for chunks in indices.chunks):
-            kept = tuple(tuple(n for n in chunks if n) or (0,) for chunks in indices.chunks)
-            return indices.rechunk(kept)
-        return indices
-
-    def wide_index_dtype(self, xp: Any) -> Any:
-        return xp.int64
-
-    def enforce_lazily(
-        self, xp: Any, bad: Any, indices: Any, report: BadIndex, result: Any,
-        find_bad: Callable[[Any], Any] | None = None,
-    ) -> Any:  # fmt: skip
-        return _dask_checked(bad, indices, report, result)
-
-    def copy(self, xp: Any, data: Any) -> Any:
-        return data  # Dask arrays are never written in place
-
-    def scatter_at(self, xp: Any, data: Any, flat: Any, updates: Any, reduce: str) -> Any:
-        return routed_scatter(data, flat, updates, reduce)
-
-    def gather_axes(self, xp: Any, params: Any, components: Components, plan: GatherPlan) -> Any:
-        """Params axes: batch axes routed by the index position, gathered axes by the
-        components, the outer and inner axes carried into the result in params' chunks."""
-        import dask.array as da
-
-        b, axis, depth = plan.batch_dims, plan.axis, plan.depth
-        if components.values:
-            grid_chunks = components.values[0].chunks
-        else:  # index depth 0: every vector selects the whole slice
-            grid_chunks = da.empty(self._depth0_grid(plan), dtype=np.int8).chunks
-        roles: list[Role] = [("slice",)] * params.ndim
-        for d in range(b):
-            roles[d] = ("grid", d)
-        for j in range(depth):
-            roles[axis + j] = ("index", j)
-        grid_ndim = len(grid_chunks)
-        out_axes: list[Role] = [
-            *[("grid", g) for g in range(b)],
-            *[("slice", d) for d in range(b, axis)],
-            *[("grid", g) for g in range(b, grid_ndim)],
-            *[("slice", d) for d in range(axis + depth, params.ndim)],
-        ]
-        return routed_gather(params, components.values, roles, out_axes, grid_chunks)
-
-    def gather_along(
-        self, xp: Any, x: Any, components: Components, plan: GatherPlan, out: Any = None
-    ) -> Any:
-        """Every axis routed: `plan.axis` by the index, the others by the index position
-        (position 0 where x is broadcast)."""
-        import dask.array as da
-
-        (index,) = components.values
-        if plan.data_block is not None:
-            x = x[tuple(slice(0, size) for size in plan.data_block)]
-        out_shape = plan.out_shape
-        if tuple(index.shape) != out_shape:  # broadcast along x's axes, in x's chunks
-            index = index.rechunk({d: 1 for d in range(x.ndim) if index.shape[d] == 1})
-            chunks = tuple(
-                x.chunks[d] if index.shape[d] != out_shape[d] else index.chunks[d]
-                for d in range(x.ndim)
-            )
-            index = da.broadcast_to(index, out_shape, chunks=chunks)
-        roles: list[Any] = []
-        for d in range(x.ndim):
-            if d == plan.axis:
-                roles.append(("index", 0))
-            elif x.shape[d] == 1 and out_shape[d] != 1:
-                roles.append(("zero",))
-            else:
-                roles.append(("grid", d))
-        out_axes = [("grid", d) for d in range(x.ndim)]
-        return routed_gather(x, [index], roles, out_axes, index.chunks)
+def block_starts(chunks: tuple[float, ...]) -> tuple[int, ...]:
+    """Where each block of one axis starts, from the axis's chunk sizes."""
+    return tuple(int(s) for s in np.cumsum((0, *chunks[:-1])))
 
 
-def _dask_checked(bad: Any, values: Any, report: BadIndex, result: Any) -> Any:
-    """Make `result` raise the eager path's IndexError when it is computed.
-
-    Each block of `bad` finds its own first bad position; one small task picks the first in
-    C order and raises, and every block of `result` waits for that verdict.
-    """
-    import dask.array as da
-    from dask.delayed import delayed
-
-    if report.vector:  # one block holds whole index vectors
-        values = values.rechunk({values.ndim - 1: -1})
-    bad_blocks = np.asarray(bad.to_delayed(), dtype=object)
-    value_blocks = np.asarray(values.to_delayed(), dtype=object)
-    if report.vector:
-        value_blocks = value_blocks[..., 0]
-    starts = [np.cumsum((0, *chunks[:-1])) for chunks in bad.chunks]
-    parts = []
-    for block_index, bad_block in np.ndenumerate(bad_blocks):
-        offset = tuple(int(s[i]) for s, i in zip(starts, block_index, strict=True))
-        parts.append(
-            delayed(_first_bad_in_block)(bad_block, value_blocks[block_index], offset, report)
-        )
-    verdict = delayed(_raise_first_bad)(parts, report)
-    verdict_array = da.from_delayed(verdict, shape=(), dtype=bool)
-    return da.map_blocks(_first_argument, result, verdict_array, dtype=result.dtype)
+def block_ends(chunks: tuple[float, ...]) -> tuple[int, ...]:
+    """Where each block of one axis ends, from the axis's chunk sizes."""
+    return tuple(int(e) for e in np.cumsum(chunks))
 
 
-def _first_bad_in_block(
-    bad_block: Any, value_block: Any, offset: tuple[int, ...], report: BadIndex
-) -> tuple[tuple[int, ...], Any] | None:
-    hits = np.argwhere(np.asarray(bad_block))
-    if hits.shape[0] == 0:
-        return None
-    local = tuple(int(h) for h in hits[0])
-    position = tuple(o + h for o, h in zip(offset, local, strict=True))
-    return position, python_value(np.asarray(value_block), local, report.vector)
-
-
-def _raise_first_bad(parts: list[Any], report: BadIndex) -> bool:
-    found = [p for p in parts if p is not None]
-    if found:
-        report.raise_at(*min(found))
-    return True
-
-
-def _first_argument(block: Any, _verdict: Any) -> Any:
-    return block
+def _refuse_unknown_sizes(names: str, *arrays_chunks: tuple[tuple[float, ...], ...]) -> None:
+    if any(math.isnan(c) for chunks in arrays_chunks for axis in chunks for c in axis):
+        raise unknown_sizes(names, "some of their chunk sizes are NaN")
 
 
 # The routed gather: indices travel to params' blocks, params never moves.
@@ -201,69 +81,75 @@ def routed_gather(
     the result's axes are laid out. The result's chunks follow the index chunks on grid axes
     and params' chunks on slice axes.
     """
-    import dask.array as da
-    from dask.base import tokenize
-    from dask.highlevelgraph import HighLevelGraph
-
-    if any(math.isnan(c) for chunks in (*params.chunks, *grid_chunks) for c in chunks):
-        msg = (
-            "params and indices must have known chunk sizes (Dask arrays made by boolean "
-            "indexing have none); call .compute_chunk_sizes() on them first"
-        )
-        raise ValueError(msg)
+    _refuse_unknown_sizes("params and indices", params.chunks, grid_chunks)
     components = [c if c.chunks == grid_chunks else c.rechunk(grid_chunks) for c in components]
-    starts = tuple(tuple(int(s) for s in np.cumsum((0, *c[:-1]))) for c in params.chunks)
-    ends = tuple(tuple(int(e) for e in np.cumsum(c)) for c in params.chunks)
     route = _Route(
-        tuple(roles), starts, ends, tuple(int(s) for s in params.shape), tuple(out_axes),
+        tuple(roles),
+        tuple(block_starts(c) for c in params.chunks),
+        tuple(block_ends(c) for c in params.chunks),
+        tuple(int(s) for s in params.shape),
+        tuple(out_axes),
         params.dtype,
-    )  # fmt: skip
-    token = tokenize(params, *components, route, grid_chunks)
-    split, piece, gather, out = (
-        f"pg-route-{step}-{token}" for step in ("split", "piece", "gather", "out")
     )
-    slice_axes = [d for d, role in enumerate(roles) if role[0] == "slice"]
-    grid_starts = [tuple(int(s) for s in np.cumsum((0, *c[:-1]))) for c in grid_chunks]
+    token = tokenize(params, *components, route, grid_chunks)
+    names = tuple(f"pg-route-{step}-{token}" for step in ("split", "piece", "gather", "out"))
+    grid_starts = [block_starts(c) for c in grid_chunks]
     graph: dict[Any, Any] = {}
     for chunk in itertools.product(*(range(len(c)) for c in grid_chunks)):
         shape = tuple(grid_chunks[g][k] for g, k in enumerate(chunk))
         offset = tuple(grid_starts[g][k] for g, k in enumerate(chunk))
         candidates = _candidates(params.chunks, route, shape, offset) if math.prod(shape) else []
-        graph[tuple([split, *chunk])] = (
+        graph[tuple([names[0], *chunk])] = (
             _split_chunk, [(c.name, *chunk) for c in components], route, candidates, shape,
             offset,
         )  # fmt: skip
         for c in range(len(candidates)):
-            graph[tuple([piece, *chunk, c])] = (_take_piece, (split, *chunk), c)
-        for slices in itertools.product(*(range(len(params.chunks[d])) for d in slice_axes)):
-            gathered = []
-            for c, candidate in enumerate(candidates):
-                block = list(candidate)
-                for d, k in zip(slice_axes, slices, strict=True):
-                    block[d] = k
-                key = (gather, *chunk, c, *slices)
-                graph[key] = (
-                    _gather_piece, (params.name, *block), (piece, *chunk, c), route, block,
-                    shape, offset,
-                )  # fmt: skip
-                gathered.append(key)
-            slice_shape = tuple(
-                params.chunks[d][k] for d, k in zip(slice_axes, slices, strict=True)
-            )
-            out_block = tuple(
-                chunk[axis[1]] if axis[0] == "grid" else slices[slice_axes.index(axis[1])]
-                for axis in out_axes
-            )
-            graph[tuple([out, *out_block])] = (
-                _merge_pieces, gathered, [(piece, *chunk, c) for c in range(len(candidates))],
-                route, shape, slice_shape,
-            )  # fmt: skip
+            graph[tuple([names[1], *chunk, c])] = (_take_piece, (names[0], *chunk), c)
+        _add_gather_tasks(graph, names, params, route, chunk, candidates, shape, offset)
+    out = names[3]
     out_chunks = tuple(
         grid_chunks[axis[1]] if axis[0] == "grid" else params.chunks[axis[1]] for axis in out_axes
     )
     hlg = HighLevelGraph.from_collections(out, graph, dependencies=[params, *components])
     meta = np.empty((0,) * len(out_axes), dtype=params.dtype)
     return da.Array(hlg, out, out_chunks, meta=meta)
+
+
+def _add_gather_tasks(
+    graph: dict[Any, Any],
+    names: tuple[str, ...],
+    params: Any,
+    route: _Route,
+    chunk: tuple[int, ...],
+    candidates: list[list[int]],
+    shape: tuple[int, ...],
+    offset: tuple[int, ...],
+) -> None:
+    """The gather and out tasks of one index chunk: for each combination of params blocks
+    along the slice axes, one gather task per candidate block, and one task that merges them
+    into a result block."""
+    _, piece, gather, out = names
+    slice_axes = [d for d, role in enumerate(route.roles) if role[0] == "slice"]
+    pieces = [(piece, *chunk, c) for c in range(len(candidates))]
+    for slices in itertools.product(*(range(len(params.chunks[d])) for d in slice_axes)):
+        gathered = []
+        for c, candidate in enumerate(candidates):
+            block = list(candidate)
+            for d, k in zip(slice_axes, slices, strict=True):
+                block[d] = k
+            key = (gather, *chunk, c, *slices)
+            graph[key] = (
+                _gather_piece, (params.name, *block), pieces[c], route, block, shape, offset,
+            )  # fmt: skip
+            gathered.append(key)
+        slice_shape = tuple(params.chunks[d][k] for d, k in zip(slice_axes, slices, strict=True))
+        out_block = tuple(
+            chunk[axis[1]] if axis[0] == "grid" else slices[slice_axes.index(axis[1])]
+            for axis in route.out_axes
+        )
+        graph[tuple([out, *out_block])] = (
+            _merge_pieces, gathered, pieces, route, shape, slice_shape,
+        )  # fmt: skip
 
 
 def _candidates(
@@ -427,28 +313,19 @@ class _Scatter:
 def routed_scatter(data: Any, flat: Any, updates: Any, reduce: str) -> Any:
     """`data` with `updates` combined at row-major flat positions `flat` (same shape as
     `updates`; positions outside ``[0, data.size)`` are dropped), block by block."""
-    import dask.array as da
-    from dask.base import tokenize
-    from dask.highlevelgraph import HighLevelGraph
-
-    if any(math.isnan(c) for chunks in (*data.chunks, *updates.chunks) for c in chunks):
-        msg = (
-            "the data and the updates must have known chunk sizes (Dask arrays made by "
-            "boolean indexing have none); call .compute_chunk_sizes() on them first"
-        )
-        raise ValueError(msg)
+    _refuse_unknown_sizes("the data and the updates", data.chunks, updates.chunks)
     flat = flat.rechunk(updates.chunks)
     route = _Scatter(
         tuple(int(n) for n in data.shape),
-        tuple(tuple(int(e) for e in np.cumsum(c)) for c in data.chunks),
-        tuple(tuple(int(s) for s in np.cumsum((0, *c[:-1]))) for c in data.chunks),
+        tuple(block_ends(c) for c in data.chunks),
+        tuple(block_starts(c) for c in data.chunks),
         tuple(len(c) for c in data.chunks),
         tuple(int(n) for n in updates.shape),
         reduce,
     )
     token = tokenize(data, flat, updates, route)
     split, piece, out = (f"pg-scatter-{step}-{token}" for step in ("split", "piece", "out"))
-    update_starts = [tuple(int(s) for s in np.cumsum((0, *c[:-1]))) for c in updates.chunks]
+    update_starts = [block_starts(c) for c in updates.chunks]
     blocks = list(itertools.product(*(range(n) for n in route.numblocks)))
     graph: dict[Any, Any] = {}
     chunk_keys = list(itertools.product(*(range(len(c)) for c in updates.chunks)))
@@ -526,4 +403,4 @@ def _scatter_block(block: Any, pieces: list[tuple[Any, Any, Any]], route: _Scatt
     if route.reduce == "update":  # duplicates: the last in the order of the whole updates
         order = np.argsort(np.concatenate([p[2] for p in pieces]), kind="stable")
         flat, values = flat[order], values[order]
-    return NumPyEngine().scatter_at(np, block, flat, values, route.reduce)
+    return scatter_at(block, flat, values, route.reduce)

@@ -16,19 +16,22 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-import os
-import sys
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Literal
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+from jax import lax
+from jax.experimental import checkify
 
-from ._dispatch import INT32_MAX, Engine
-from ._errors import BadIndex
-from ._indices import Components, IndexAccess, flat_positions
-from ._plan import GatherPlan
-from ._scatter import target_axes
+from .._errors import BadIndex
+from .._indices import Components, IndexAccess, flat_positions
+from .._plan import GatherPlan
+from .._scatter import target_axes
+from ._jax_private import under_checkify
+from .base import INT32_MAX, Engine
 
 
 class JaxEngine(Engine):
@@ -38,11 +41,11 @@ class JaxEngine(Engine):
     def reads_cheaply(self, x: Any) -> bool:
         return all(d.platform == "cpu" for d in x.devices())
 
-    def wide_index_dtype(self, xp: Any) -> Any:
+    def wide_index_dtype(self) -> Any:
         """JAX without ``jax_enable_x64`` silently turns int64 into int32."""
-        return xp.int64 if _has_int64() else xp.int32
+        return jnp.int64 if _has_int64() else jnp.int32
 
-    def flat_index_dtype(self, xp: Any, largest: int) -> Any:
+    def flat_index_dtype(self, largest: int) -> Any:
         if largest > INT32_MAX:
             if not _has_int64():
                 msg = (
@@ -51,24 +54,23 @@ class JaxEngine(Engine):
                     "jax.config.update('jax_enable_x64', True) or gather from a smaller array"
                 )
                 raise ValueError(msg)
-            return xp.int64
-        return xp.int32
+            return jnp.int64
+        return jnp.int32
 
-    def gather(
-        self, xp: Any, data: Any, components: Components, plan: GatherPlan, out: Any = None
-    ) -> Any:
+    def gather(self, data: Any, components: Components, plan: GatherPlan, out: Any = None) -> Any:
         """The gather; where ``checkify`` will look for bad reads in the result
         (:func:`_marks_bad_reads`), they hold the marker of the dtype (:func:`_bad_marker`)."""
-        result = super().gather(xp, data, components, plan, out)
+        result = super().gather(data, components, plan, out)
         if not _marks_bad_reads(components, plan, result.dtype):
             return result
-        import jax.numpy as jnp
 
         bad = jnp.reshape(components.bad, plan.mask_shape)
         marker = jnp.asarray(_bad_marker(result.dtype), dtype=result.dtype)
         return jnp.where(bad, marker, result)
 
-    def gather_axes(self, xp: Any, params: Any, components: Components, plan: GatherPlan) -> Any:
+    def gather_axes(
+        self, params: Any, components: Components, plan: GatherPlan, out: Any = None
+    ) -> Any:
         """``params[β, :, ..., c0, c1, ...]``: one gather.
 
         One component: JAX's own indexing along the axis. Several, without batch dims, on
@@ -78,12 +80,10 @@ class JaxEngine(Engine):
         pass to take them apart and stack them again.
         """
         if not components.values:  # index depth 0: the generic composition
-            return super().gather_axes(xp, params, components, plan)
-        import jax
-        import jax.numpy as jnp
+            return super().gather_axes(params, components, plan)
 
         # int32 positions where all of params fits (without x64, a larger one is refused).
-        flat_dtype = self.flat_index_dtype(xp, plan.largest_flat)
+        flat_dtype = self.flat_index_dtype(plan.largest_flat)
         outer = plan.axis - plan.batch_dims
         mode = _read_mode(components, plan, params.dtype)
         # Whether each index vector reads one element, not a slice (for _kept_inside).
@@ -91,9 +91,8 @@ class JaxEngine(Engine):
         parts = components.values
         gather: Callable[[Any, Any], Any]
         if len(parts) == 1:
-            # One component: JAX's own indexing, which ran ~10% faster than lax.gather on the
-            # int64 index (W2, W3, W5 "unchecked", medians of 3 repeats: 1.00-1.07 against
-            # 1.10-1.14 of the fastest native).
+            # One component: JAX's own indexing, which XLA on CPU runs faster than a
+            # lax.gather of the int64 index (benchmarks/RESULTS.md, "JAX engine choices").
             slices = (slice(None),) * outer
             index, mode = _kept_inside(parts[0], plan.axis_sizes[0] - 1, mode, elements)
             options = _leave_negatives_alone("get")
@@ -104,13 +103,12 @@ class JaxEngine(Engine):
         elif plan.batch_dims == 0 and mode != "fill" and not _may_be_sharded(params):
             # Several components, params that cannot be split: one flat position per vector
             # into params viewed as (gathered, inner), the read of ``take(p.ravel(), flat)``.
-            # W1 "unchecked", time / the fastest native (CPU, 1 thread): 0.94-0.95 side by
-            # side, where the gather along both axes was 1.04-1.51; 0.81 in the full run
-            # with _kept_inside's clip. Not for "fill" (checkify without markers): a flat
+            # XLA on CPU runs it faster than the gather along both axes (benchmarks/
+            # RESULTS.md, "JAX engine choices"). Not for "fill" (checkify without markers): a flat
             # position can be in range where a component is not, and would read a real
             # element where the fill is wanted. Flattening is what makes XLA all-gather
             # sharded params, hence _may_be_sharded.
-            cast = [xp.astype(c, flat_dtype, copy=False) for c in parts]
+            cast = [jnp.astype(c, flat_dtype, copy=False) for c in parts]
             flat = flat_positions(cast, plan.strides)
             gathered = math.prod(plan.axis_sizes)
             flat, mode = _kept_inside(flat, gathered - 1, mode, elements)
@@ -129,23 +127,20 @@ class JaxEngine(Engine):
         return gather(params, index)
 
     def gather_along(
-        self, xp: Any, x: Any, components: Components, plan: GatherPlan, out: Any = None
+        self, x: Any, components: Components, plan: GatherPlan, out: Any = None
     ) -> Any:
-        import jax.numpy as jnp
 
         (index,) = components.values
-        self.flat_index_dtype(xp, plan.largest_flat)
-        if plan.data_block is not None:
-            x = x[tuple(slice(0, size) for size in plan.data_block)]
+        self.flat_index_dtype(plan.largest_flat)  # refuses what int32 cannot number
+        x = plan.read_block(x)
         mode = _read_mode(components, plan, x.dtype)
         index, mode = _kept_inside(index, plan.axis_sizes[0] - 1, mode, elements=True)
         options = _leave_negatives_alone("take_along_axis")
         return jnp.take_along_axis(x, index, axis=plan.axis, mode=mode, **options)
 
     def scatter(
-        self, xp: Any, data: Any, components: Components, updates: Any, plan: GatherPlan,
-        reduce: str,
-    ) -> Any:  # fmt: skip
+        self, data: Any, components: Components, updates: Any, plan: GatherPlan, reduce: str
+    ) -> Any:
         """One XLA scatter along the original axes (``data.at[β, :, c0, c1, ...]``).
 
         Ignored vectors are moved out of range and dropped by the scatter's ``drop`` mode.
@@ -154,14 +149,13 @@ class JaxEngine(Engine):
         order in which XLA writes; its gradient is that gather's, masked to the winners.
         """
         if data.ndim == 0:  # nothing to index along: the generic scatter on flat positions
-            return super().scatter(xp, data, components, updates, plan, reduce)
-        import jax.numpy as jnp
+            return super().scatter(data, components, updates, plan, reduce)
 
         parts = components.values
         mode = "promise_in_bounds"
         if components.keep is not None:
             parts = [
-                jnp.where(components.keep, c, n)
+                self.kept_inside(c, components, n - 1, dropped_at=n)
                 for c, n in zip(parts, plan.axis_sizes, strict=True)
             ]
             mode = "drop"
@@ -169,11 +163,11 @@ class JaxEngine(Engine):
             mode = "clip"
         where = tuple(
             jnp.broadcast_to(axis, plan.out_shape)  # JAX wants the updates' shape
-            for axis in target_axes(xp, parts, plan, tuple(data.shape), self.wide_index_dtype(xp))
+            for axis in target_axes(jnp, parts, plan, tuple(data.shape), self.wide_index_dtype())
         )
         if reduce == "update":
             count = math.prod(plan.out_shape)
-            self.flat_index_dtype(xp, count)  # refuses what int32 cannot number
+            self.flat_index_dtype(count)  # refuses what int32 cannot number
             positions = jnp.reshape(jnp.arange(count, dtype=jnp.int32), plan.out_shape)
             none = jnp.full(data.shape, -1, dtype=jnp.int32)
             winner = none.at[where].max(positions, mode=mode)
@@ -182,7 +176,7 @@ class JaxEngine(Engine):
         return getattr(data.at[where], reduce)(updates, mode=mode)
 
     def enforce_lazily(
-        self, xp: Any, bad: Any, indices: Any, report: BadIndex, result: Any,
+        self, bad: Any, indices: Any, report: BadIndex, result: Any,
         find_bad: Callable[[Any], Any] | None = None,
     ) -> Any:  # fmt: skip
         """Add a ``checkify`` check that reports the first bad index as the eager path does.
@@ -193,7 +187,7 @@ class JaxEngine(Engine):
         `find_bad`, inside the branch) only where a marker is seen (W1: 4 MB of result
         against 16 MB of index).
         """
-        if not _under_checkify():
+        if not under_checkify():
             msg = (
                 'bad_indices="error" needs to read index values, which are traced here. '
                 "Either wrap the function with jax.experimental.checkify.checkify (a bad index "
@@ -201,9 +195,6 @@ class JaxEngine(Engine):
                 '"wrap" or "unchecked"'
             )
             raise ValueError(msg)
-        import jax.numpy as jnp
-        from jax import lax
-        from jax.experimental import checkify
 
         # dynamic_slice, not indexing: a traced index would add a second XLA gather.
         extra = [0] if report.vector else []
@@ -262,14 +253,12 @@ def _kept_inside(index: Any, largest: int, mode: str, elements: bool) -> tuple[A
     Where `mode` is ``"clip"`` and each index value reads one element (`elements`), the
     index is clamped by one elementwise clip, fused into the gather's index computation,
     and the gather is told that every read is in bounds: XLA on CPU runs that faster than
-    the gather's own clamp (W1 "unchecked", 1M points from 2000 x 2000 float32, 1 thread,
-    side by side: 4.0-4.6 ms against 4.6-5.4 ms). Where each value reads a slice, the
-    fused clip would be computed again for every element of it (W2, rows of 64: 3-4%
-    slower), and the gather's own clamp stays.
+    the gather's own clamp. Where each value reads a slice, the fused clip would be computed
+    again for every element of it, and the gather's own clamp stays (both measured in
+    benchmarks/RESULTS.md, "JAX engine choices").
     """
     if mode != "clip" or not elements:
         return index, mode
-    import jax.numpy as jnp
 
     return jnp.clip(index, 0, largest), "promise_in_bounds"
 
@@ -296,7 +285,6 @@ def _bad_marker(dtype: Any) -> Any:
 
     The caller's data may hold it too; the check then reads the index to be sure.
     """
-    import jax.numpy as jnp
 
     if jnp.issubdtype(dtype, jnp.inexact):
         return math.nan
@@ -310,12 +298,11 @@ def _bad_marker(dtype: Any) -> Any:
 def _marker_seen(result: Any) -> Any:
     """Whether `result` holds the marker of its dtype anywhere: one reduction of it.
 
-    For floats a plain sum, NaN wherever a marker is (XLA on CPU sums twice as fast as it
+    For floats a plain sum, NaN wherever a marker is (XLA on CPU sums faster than it
     reduces ``isnan`` or ``result * 0``; infinities of both signs, or partial sums that
     overflow both ways, also sum to NaN, which only costs the index read that settles it);
     for integers a min or max.
     """
-    import jax.numpy as jnp
 
     if jnp.issubdtype(result.dtype, jnp.inexact):
         return jnp.isnan(jnp.sum(result))
@@ -331,7 +318,6 @@ def _may_be_sharded(params: Any) -> bool:
     (A tracer sharded over the devices of a backend other than the default one, say several
     CPUs beside one GPU, is taken for unsplit: a cost, all-gathering it, not a wrong
     answer.)"""
-    import jax
 
     if jax.device_count() == 1:
         return False
@@ -343,7 +329,6 @@ def _may_be_sharded(params: Any) -> bool:
 def _gather_vectors(block: Any, vectors: Any, outer: int, mode: str) -> Any:
     """``block[:, ..., v0, v1, ...]`` (`outer` leading axes kept whole) at the index vectors
     along the last axis of `vectors`: one XLA gather along the original axes."""
-    from jax import lax
 
     depth = vectors.shape[-1]
     grid = vectors.ndim - 1
@@ -362,8 +347,7 @@ def _leave_negatives_alone(method: Literal["get", "take_along_axis"]) -> Mapping
     """The option that stops JAX's ``.at[].get`` or ``take_along_axis`` (`method`) from
     adding the axis size to negative indices, where this JAX has it: the components count
     from the end already (normalize), or are bad and kept inside by the gather's mode, and
-    the extra compare and select ran inside the gather fusion (W4: 6-10% of its time)."""
-    import jax.numpy as jnp
+    the extra compare and select would run inside the gather fusion, for every element."""
 
     function = jnp.take_along_axis if method == "take_along_axis" else jnp.zeros(0).at[0].get
     if "wrap_negative_indices" in inspect.signature(function).parameters:
@@ -372,7 +356,6 @@ def _leave_negatives_alone(method: Literal["get", "take_along_axis"]) -> Mapping
 
 
 def _has_int64() -> bool:
-    import jax
 
     read: Callable[[str], object] = jax.config.read  # unannotated in JAX
     return bool(read("jax_enable_x64"))
@@ -387,8 +370,6 @@ def is_traced(x: Any) -> bool:
     it is staged, so a reduction of it cannot be read either. Under ``grad`` and ``vmap``
     alone, operations on concrete arrays stay concrete, and so does this answer.
     """
-    import jax
-    import jax.numpy as jnp
 
     if isinstance(x, jax.core.Tracer):
         return True
@@ -413,21 +394,3 @@ def _checkify_message(
     arguments = {f"p{k}": c for k, c in enumerate(coords)}
     arguments.update({f"v{j}": value[j] for j in range(value.shape[0])})
     return text, arguments
-
-
-def _under_checkify() -> bool:
-    """Whether the current trace runs inside ``checkify.checkify``.
-
-    A traced ``checkify.check`` outside ``checkify`` fails only when the function is lowered,
-    with JAX's own message; the tracers look the same either way. ``checkify`` is on the call
-    stack whenever it is tracing the caller's function, so look there.
-    """
-    frame: Any = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_filename.endswith(_CHECKIFY_SOURCE):
-            return True
-        frame = frame.f_back
-    return False
-
-
-_CHECKIFY_SOURCE = os.path.join("jax", "_src", "checkify.py")

@@ -1,0 +1,308 @@
+"""The generic engine: every gather and scatter composed from the array API standard.
+
+An engine is one small object per namespace, kept on itself (``self.xp``). It owns
+everything that differs between backends: how index values can be seen (now, in a task
+graph, under a trace, never), the index widths, a one-pass clamp, the range read, the gather
+and the scatter. This class names no backend; each backend's engine, in a module of its own
+beside this one, overrides the steps where its library does better or differs.
+
+What the pipeline (``_api``) and the policies (``_indices``) call is the interface, in the
+first two groups below; the rest are the steps of the generic gather and scatter, which a
+backend's engine may replace.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .._arrays import device_for_new
+from .._errors import BadIndex
+from .._indices import Components, IndexAccess, flat_positions
+from .._plan import GatherPlan, row_major_strides
+from .._scatter import flat_targets, sorted_scatter, target_axes
+
+INT32_MAX = 2**31 - 1
+
+
+class Engine:
+    """The generic engine: every step written against the array API standard."""
+
+    #: Whether ``take`` itself keeps out-of-range positions inside the array (NumPy's clip).
+    take_clamps = False
+    #: Whether the backend's gathers take int64 indices only, or convert every width to it.
+    int64_gathers = False
+    #: Whether :meth:`gather_if_valid` may apply: the backend's own gathers check bounds. A
+    #: flag, so that engines without one skip even the call (a tiny call feels it).
+    gathers_checked = False
+
+    def __init__(self, xp: Any) -> None:
+        self.xp = xp
+
+    # How index values are seen, and the policies' steps (``_indices.IndexEngine``).
+
+    def index_access(self, x: Any) -> IndexAccess:
+        """How the values of index array `x` can be seen."""
+        return "now"
+
+    def reads_cheaply(self, x: Any) -> bool:
+        """Whether reading values of `x` into Python is cheap and harmless."""
+        return True
+
+    def reads_range_freely(self, x: Any) -> bool:
+        """Whether :meth:`value_range` of `x` (where it reads cheaply) costs less than the
+        passes that knowing the range saves (a small index, read into Python at once)."""
+        return False
+
+    def keeps_reads_inside(self, values: Any) -> bool:
+        """Whether a gather at out-of-range `values` flagged ``keep_inside`` stays inside the
+        data at no pass over them (NumPy's clipping ``take``)."""
+        return self.take_clamps
+
+    def index_array(self, indices: Any) -> Any:
+        """The caller's index array, laid out for the policies' elementwise work."""
+        return indices
+
+    def index_block_rows(self, data: Any, indices: Any, plan: GatherPlan) -> int:
+        """How many rows of a large index to process at a time (0: all at once)."""
+        return 0
+
+    def vector_components(self, values: Any, depth: int) -> list[Any]:
+        """The `depth` components of the index vectors along the last axis of `values`."""
+        return [values[..., j] for j in range(depth)]
+
+    def wide_index_dtype(self) -> Any:
+        """The widest signed integer dtype the namespace holds; the policies work in it."""
+        xp = self.xp
+        try:
+            signed = xp.__array_namespace_info__().dtypes(kind="signed integer")
+        except AttributeError:
+            return xp.int64
+        return signed.get("int64", signed.get("int32"))
+
+    def clamp(self, values: Any, low: int, high: int) -> Any:
+        """Clip into ``[low, high]`` (Python ints)."""
+        return self.xp.minimum(self.xp.maximum(values, low), high)
+
+    def value_range(self, x: Any) -> tuple[int, int]:
+        """``(min, max)`` of an eager integer array, as Python ints."""
+        return int(self.xp.min(x)), int(self.xp.max(x))
+
+    def read_int(self, value: Any) -> int:
+        """One element of an eager integer array as a Python int."""
+        return int(value)
+
+    # What the pipeline calls around the gather and the scatter.
+
+    def empty(self, data: Any, shape: tuple[int, ...]) -> Any:
+        """The result of a gather that reads nothing."""
+        return self.xp.zeros(shape, dtype=data.dtype, device=device_for_new(data))
+
+    def copy(self, data: Any) -> Any:
+        """A new array equal to `data` (a scatter that writes nothing)."""
+        return self.xp.asarray(data, copy=True)
+
+    def gather_if_valid(self, data: Any, indices: Any, plan: GatherPlan) -> Any | None:
+        """The gather at the caller's `indices` as they are, by a backend gather that checks
+        every value against its axis itself and raises, reading nothing outside, when one is
+        not in ``[0, n)``: with every value valid, that is the answer of every policy, and it
+        costs no pass of portagather's. None where the engine has no such gather or a value
+        is not valid (the policy then decides, from the start)."""
+        return None
+
+    def gather(self, data: Any, components: Components, plan: GatherPlan, out: Any = None) -> Any:
+        """The gathered array (written into `out` where the engine can; here it cannot)."""
+        if plan.kind == "axes":
+            return self.gather_axes(data, components, plan, out)
+        return self.gather_along(data, components, plan, out)
+
+    def fill(self, result: Any, keep: Any, fill: Any) -> Any:
+        """`result` with `fill` where `keep` (broadcast against it) is False."""
+        return self.select_function(result.dtype)(keep, result, fill)
+
+    def enforce_lazily(
+        self, bad: Any, indices: Any, report: BadIndex, result: Any,
+        find_bad: Callable[[Any], Any] | None = None,
+    ) -> Any:  # fmt: skip
+        """Enforce ``"error"`` where values cannot be read now (:meth:`index_access` is not
+        ``"now"``); here, where they never can.
+
+        `find_bad` is given where `result` is this engine's :meth:`gather` of the checked
+        components (not a scatter): `bad` from the index array again, for an engine whose
+        gather marks bad reads and that reads the index only where a mark is seen.
+        """
+        msg = (
+            'bad_indices="error" cannot be enforced here: the index values cannot be read; '
+            'pass bad_indices="ignore", "clip", "wrap" or "unchecked"'
+        )
+        raise ValueError(msg)
+
+    def scatter(
+        self, data: Any, components: Components, updates: Any, plan: GatherPlan, reduce: str
+    ) -> Any:
+        """`data` with `updates` (of ``plan.out_shape``) combined by `reduce` at the places
+        the gather of `plan` would read; ignored index vectors drop their updates."""
+        xp, shape = self.xp, tuple(data.shape)
+        size = math.prod(shape)
+        wide = self.wide_index_dtype()
+        axes = target_axes(xp, components.values, plan, shape, wide)
+        flat = flat_targets(xp, axes, shape, plan.out_shape, wide)
+        flat = self.kept_inside(
+            flat, components, size - 1, dropped_at=size, clamp=True, keep_shape=plan.mask_shape
+        )
+        return self.scatter_at(data, flat, updates, reduce)
+
+    # The steps of the generic scatter and gather.
+
+    def kept_inside(
+        self, positions: Any, components: Components, largest: int, *, dropped_at: int = 0,
+        clamp: bool | None = None, keep_shape: tuple[int, ...] | None = None,
+    ) -> Any:  # fmt: skip
+        """`positions` (of the components' index vectors) with each ignored vector moved to
+        `dropped_at` and, where the caller promised validity, clamped into ``[0, largest]``
+        (unless `clamp` is False; by default, where this engine's ``take`` does not). The
+        mask of ignored vectors is reshaped to `keep_shape` where given."""
+        if components.keep is not None:
+            keep = components.keep
+            keep = keep if keep_shape is None else self.xp.reshape(keep, keep_shape)
+            return self.xp.where(keep, positions, dropped_at)
+        if components.keep_inside and (not self.take_clamps if clamp is None else clamp):
+            return self.clamp(positions, 0, largest)
+        return positions
+
+    def scatter_at(self, data: Any, flat: Any, updates: Any, reduce: str) -> Any:
+        """The scatter at flat positions `flat` into `data` (shaped like `updates`;
+        ``data.size`` marks an update to drop)."""
+        xp = self.xp
+        line = xp.reshape(updates, (-1,))
+        select = self.select_function(data.dtype)
+        return sorted_scatter(xp, data, xp.reshape(flat, (-1,)), line, reduce, select)
+
+    def select_function(self, dtype: Any) -> Any:
+        """The ``where(condition, x, y)`` that keeps values of `dtype` exact."""
+        return self.xp.where
+
+    def flat_index_dtype(self, largest: int) -> Any:
+        """The dtype of the flat positions handed to ``take``: int32 where `largest` fits."""
+        if largest > INT32_MAX or self.int64_gathers:
+            return self.wide_index_dtype()
+        return self.xp.int32
+
+    def gather_axes(
+        self, params: Any, components: Components, plan: GatherPlan, out: Any = None
+    ) -> Any:
+        """``plan.depth`` consecutive axes of `params` from ``plan.axis``, at the components.
+
+        The components have shape ``params.shape[:batch_dims] + grid``. params is viewed as
+        ``(batch, outer, gathered, inner)`` blocks for one :meth:`take_along` at flat
+        positions into the gathered block.
+        """
+        xp = self.xp
+        shape, b, axis = tuple(params.shape), plan.batch_dims, plan.axis
+        flat = flat_positions(components.values, plan.strides)
+        if flat is None:  # index depth 0: every index vector selects the whole block
+            grid = depth0_grid(plan)
+            flat = xp.zeros(grid, dtype=xp.int32, device=device_for_new(params))
+        flat = self._flat_ready(flat, components, math.prod(plan.axis_sizes) - 1, plan)
+        grid = tuple(flat.shape[b:])
+        stop = axis + plan.depth
+        blocks = [math.prod(s) for s in (shape[:b], shape[b:axis], shape[axis:stop])]
+        data = xp.reshape(params, (*blocks, math.prod(shape[stop:])))
+        index = xp.reshape(flat, (blocks[0], 1, math.prod(grid), 1))
+        return xp.reshape(self.take_along(data, index, 2), plan.out_shape)
+
+    def gather_along(
+        self, x: Any, components: Components, plan: GatherPlan, out: Any = None
+    ) -> Any:
+        """Elements along ``plan.axis``, the other axes matched position by position (into
+        `out` where :meth:`take` writes there)."""
+        (index,) = components.values
+        index = self._flat_ready(index, components, plan.axis_sizes[0] - 1, plan)
+        return self.take_along(plan.read_block(x), index, plan.axis, out)
+
+    def _flat_ready(self, flat: Any, components: Components, largest: int, plan: GatherPlan) -> Any:
+        """Positions 0 where ignored, clamped where the caller promised validity, cast."""
+        flat = self.kept_inside(flat, components, largest)
+        return self.xp.astype(flat, self.flat_index_dtype(plan.largest_flat), copy=False)
+
+    def own_take_along_axis(self, x: Any, indices: Any, axis: int, elementwise: bool) -> Any:
+        """The backend's own ``take_along_axis`` where it beats one flat ``take``; else None."""
+        return None
+
+    def take(self, x: Any, indices: Any, axis: int, out: Any = None) -> Any:
+        """The standard's ``take`` for 1-d indices already in ``[0, x.shape[axis])``; engines
+        that can write into `out` (of the result's shape) return it, the others ignore it."""
+        return self.xp.take(x, indices, axis=axis)
+
+    def take_along(self, x: Any, indices: Any, axis: int, out: Any = None) -> Any:
+        """``take_along_axis`` with broadcasting, for indices already in ``[0, n)``.
+
+        `x` and `indices` have the same rank and broadcast against each other on every axis
+        but `axis`. One gather: one ``take`` when the indices vary along `axis` only; the
+        backend's own ``take_along_axis`` where it prefers it; otherwise one ``take`` on `x`
+        viewed as ``(lead, middle, tail)`` with flat indices into the middle block (axes
+        along which the indices do not vary stay out of the index arithmetic).
+        """
+        xp, ndim = self.xp, x.ndim
+        out_shape = tuple(
+            x.shape[d] if d != axis and indices.shape[d] == 1 else indices.shape[d]
+            for d in range(ndim)
+        )
+        varying = [d for d in range(ndim) if d != axis and indices.shape[d] != 1]
+        if not varying:
+            return self._take_block(x, xp.reshape(indices, (-1,)), axis, out_shape, out)
+        elementwise = all(x.shape[d] == indices.shape[d] for d in range(ndim) if d != axis)
+        own = self.own_take_along_axis(x, indices, axis, elementwise)
+        if own is not None:
+            return own
+        lead = min(axis, varying[0])
+        stop = max(axis, varying[-1]) + 1
+        flat = self._middle_positions(x, indices, axis, lead, stop, out_shape)
+        blocks = (math.prod(x.shape[:lead]), math.prod(x.shape[lead:stop]))
+        x = xp.reshape(x, (*blocks, math.prod(x.shape[stop:])))
+        return self._take_block(x, xp.reshape(flat, (-1,)), 1, out_shape, out)
+
+    def _middle_positions(
+        self, x: Any, indices: Any, axis: int, lead: int, stop: int, out_shape: tuple[int, ...]
+    ) -> Any:
+        """Flat positions into x's axes ``lead:stop`` viewed as one (the middle block): the
+        index along `axis`, the result's position along every other axis where x varies."""
+        xp, middle = self.xp, x.shape[lead:stop]
+        strides = row_major_strides(middle)
+        flat = indices if strides[axis - lead] == 1 else indices * strides[axis - lead]
+        flat = xp.reshape(flat, indices.shape[lead:stop])
+        for k, d in enumerate(range(lead, stop)):
+            if d == axis or x.shape[d] == 1 or out_shape[d] == 1:
+                continue  # x is broadcast along d, or the result has one position there
+            shape = [1] * len(middle)
+            shape[k] = out_shape[d]
+            position = xp.arange(out_shape[d], dtype=indices.dtype, device=device_for_new(x))
+            flat = flat + xp.reshape(position, tuple(shape)) * strides[k]
+        if tuple(flat.shape) != out_shape[lead:stop]:
+            flat = xp.broadcast_to(flat, out_shape[lead:stop])  # NumPy's take copies a view
+        return flat
+
+    def _take_block(
+        self, x: Any, flat: Any, axis: int, out_shape: tuple[int, ...], out: Any = None
+    ) -> Any:
+        """One ``take`` of the 1-d `flat` along `axis`, reshaped to `out_shape` (into `out`,
+        of that shape, where the engine's ``take`` writes there); with nothing before `axis`,
+        on an ``(n,)`` or ``(n, tail)`` view (PyTorch's ``index_select`` on a 4-d view with
+        unit axes is several times slower)."""
+        xp = self.xp
+        if math.prod(x.shape[:axis]) == 1:
+            tail = math.prod(x.shape[axis + 1 :])
+            block = (x.shape[axis],) if tail == 1 else (x.shape[axis], tail)
+            x, axis = xp.reshape(x, block), 0
+        taken = (*x.shape[:axis], flat.shape[0], *x.shape[axis + 1 :])
+        target = None if out is None else xp.reshape(out, taken)  # a view: out is contiguous
+        result = self.take(x, flat, axis, target)
+        return out if target is not None and result is target else xp.reshape(result, out_shape)
+
+
+def depth0_grid(plan: GatherPlan) -> tuple[int, ...]:
+    """The index grid of a gather of index depth 0 (every vector selects a whole block):
+    the result's shape without its inner axes."""
+    inner = len(plan.report.data_shape) - plan.batch_dims - plan.depth
+    return plan.out_shape[: len(plan.out_shape) - inner]

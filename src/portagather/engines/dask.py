@@ -1,0 +1,149 @@
+"""Dask: the lazy ``"error"`` check, and gathers and scatters routed to the data's blocks
+(``dask_routes``).
+
+Nothing here computes: every function adds tasks to a graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import dask.array as da
+import numpy as np
+from dask.delayed import delayed
+
+from .._errors import BadIndex, python_value
+from .._indices import Components, IndexAccess
+from .._plan import GatherPlan
+from .base import Engine, depth0_grid
+from .dask_routes import Role, routed_gather, routed_scatter
+
+
+class DaskEngine(Engine):
+    """Dask: values are checked inside the graph; gathers route the indices to params' blocks."""
+
+    def index_access(self, x: Any) -> IndexAccess:
+        return "graph"
+
+    def reads_cheaply(self, x: Any) -> bool:
+        return False
+
+    def index_array(self, indices: Any) -> Any:
+        """Without zero-size chunks: Dask's elementwise operations with a Python scalar
+        mis-handle them (``da.maximum(c, 0)`` on chunks ``(0, 1)`` gives two elements)."""
+        if any(0 in chunks and len(chunks) > 1 for chunks in indices.chunks):
+            kept = tuple(tuple(n for n in chunks if n) or (0,) for chunks in indices.chunks)
+            return indices.rechunk(kept)
+        return indices
+
+    def wide_index_dtype(self) -> Any:
+        return self.xp.int64
+
+    def enforce_lazily(
+        self, bad: Any, indices: Any, report: BadIndex, result: Any,
+        find_bad: Callable[[Any], Any] | None = None,
+    ) -> Any:  # fmt: skip
+        return _dask_checked(bad, indices, report, result)
+
+    def copy(self, data: Any) -> Any:
+        return data  # Dask arrays are never written in place
+
+    def scatter_at(self, data: Any, flat: Any, updates: Any, reduce: str) -> Any:
+        return routed_scatter(data, flat, updates, reduce)
+
+    def gather_axes(
+        self, params: Any, components: Components, plan: GatherPlan, out: Any = None
+    ) -> Any:
+        """Params axes: batch axes routed by the index position, gathered axes by the
+        components, the outer and inner axes carried into the result in params' chunks."""
+        b, axis, depth = plan.batch_dims, plan.axis, plan.depth
+        if components.values:
+            grid_chunks = components.values[0].chunks
+        else:  # index depth 0: every vector selects the whole slice
+            grid_chunks = da.empty(depth0_grid(plan), dtype=np.int8).chunks
+        roles: list[Role] = [("slice",)] * params.ndim
+        for d in range(b):
+            roles[d] = ("grid", d)
+        for j in range(depth):
+            roles[axis + j] = ("index", j)
+        grid_ndim = len(grid_chunks)
+        out_axes: list[Role] = [
+            *[("grid", g) for g in range(b)],
+            *[("slice", d) for d in range(b, axis)],
+            *[("grid", g) for g in range(b, grid_ndim)],
+            *[("slice", d) for d in range(axis + depth, params.ndim)],
+        ]
+        return routed_gather(params, components.values, roles, out_axes, grid_chunks)
+
+    def gather_along(
+        self, x: Any, components: Components, plan: GatherPlan, out: Any = None
+    ) -> Any:
+        """Every axis routed: `plan.axis` by the index, the others by the index position
+        (position 0 where x is broadcast)."""
+        (index,) = components.values
+        x = plan.read_block(x)
+        out_shape = plan.out_shape
+        if tuple(index.shape) != out_shape:  # broadcast along x's axes, in x's chunks
+            index = index.rechunk({d: 1 for d in range(x.ndim) if index.shape[d] == 1})
+            chunks = tuple(
+                x.chunks[d] if index.shape[d] != out_shape[d] else index.chunks[d]
+                for d in range(x.ndim)
+            )
+            index = da.broadcast_to(index, out_shape, chunks=chunks)
+        roles: list[Any] = []
+        for d in range(x.ndim):
+            if d == plan.axis:
+                roles.append(("index", 0))
+            elif x.shape[d] == 1 and out_shape[d] != 1:
+                roles.append(("zero",))
+            else:
+                roles.append(("grid", d))
+        out_axes = [("grid", d) for d in range(x.ndim)]
+        return routed_gather(x, [index], roles, out_axes, index.chunks)
+
+
+def _dask_checked(bad: Any, values: Any, report: BadIndex, result: Any) -> Any:
+    """Make `result` raise the eager path's IndexError when it is computed.
+
+    Each block of `bad` finds its own first bad position; one small task picks the first in
+    C order and raises, and every block of `result` waits for that verdict.
+    """
+    if report.vector:  # one block holds whole index vectors
+        values = values.rechunk({values.ndim - 1: -1})
+    bad_blocks = np.asarray(bad.to_delayed(), dtype=object)
+    value_blocks = np.asarray(values.to_delayed(), dtype=object)
+    if report.vector:
+        value_blocks = value_blocks[..., 0]
+    starts = [np.cumsum((0, *chunks[:-1])) for chunks in bad.chunks]
+    parts = []
+    for block_index, bad_block in np.ndenumerate(bad_blocks):
+        offset = tuple(int(s[i]) for s, i in zip(starts, block_index, strict=True))
+        parts.append(
+            delayed(_first_bad_in_block)(bad_block, value_blocks[block_index], offset, report)
+        )
+    verdict = delayed(_raise_first_bad)(parts, report)
+    verdict_array = da.from_delayed(verdict, shape=(), dtype=bool)
+    return da.map_blocks(_first_argument, result, verdict_array, dtype=result.dtype)
+
+
+def _first_bad_in_block(
+    bad_block: Any, value_block: Any, offset: tuple[int, ...], report: BadIndex
+) -> tuple[tuple[int, ...], Any] | None:
+    hits = np.argwhere(np.asarray(bad_block))
+    if hits.shape[0] == 0:
+        return None
+    local = tuple(int(h) for h in hits[0])
+    position = tuple(o + h for o, h in zip(offset, local, strict=True))
+    return position, python_value(np.asarray(value_block), local, report.vector)
+
+
+def _raise_first_bad(parts: list[Any], report: BadIndex) -> bool:
+    found = [p for p in parts if p is not None]
+    if found:
+        report.raise_at(*min(found))
+    return True
+
+
+def _first_argument(block: Any, _verdict: Any) -> Any:
+    return block

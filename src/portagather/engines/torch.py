@@ -1,0 +1,289 @@
+"""PyTorch: ``index_select``, ``gather`` and ``scatter_reduce_``, whose own bounds checks on
+the CPU stand in for portagather's where every index is valid."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import torch
+
+from .._errors import BadIndex
+from .._indices import Components, IndexAccess
+from .._plan import GatherPlan
+from . import _torch_private
+from .base import Engine
+
+#: torch's names of the reductions, where they differ from portagather's.
+_TORCH_REDUCE = {"multiply": "prod", "min": "amin", "max": "amax"}
+
+#: The signed dtype of each unsigned one that torch has no gather or scatter kernels for:
+#: such data is gathered and scattered as the same bits.
+_SIGNED_TWIN = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
+
+
+class TorchEngine(Engine):
+    """PyTorch: ``index_select`` and ``gather`` want int64 and have no kernels for uint16, 32
+    and 64 (those are gathered as the signed type of the same width); ``aminmax`` reads the
+    range in one pass (a small index: ``tolist``); values are read only on the CPU, and under
+    ``torch.compile`` only by breaking the graph, and never under ``torch.func.vmap``. Every
+    PyTorch call has a fixed cost, so a small call is made of as few of them as it can be.
+
+    On the CPU, torch's gathers and scatters check every index value themselves and raise,
+    reading and writing nothing outside, on one out of range. Where such a kernel computes
+    the whole answer, it is handed the caller's index first (:func:`_unless_out_of_range`):
+    only index values, never the plan, say whether that succeeds, and a valid index, the
+    common case, then costs no pass of portagather's.
+    """
+
+    int64_gathers = True
+    gathers_checked = True
+    #: Index tensors of at most this many elements: range read with ``tolist``, and gathered
+    #: by one indexing call when valid.
+    SMALL = 32
+
+    def index_access(self, x: Any) -> IndexAccess:
+        return "none" if not _compiling() and _torch_private.batched_by_vmap(x) else "now"
+
+    def reads_cheaply(self, x: Any) -> bool:
+        return bool(x.is_cpu and not _compiling() and not _torch_private.batched_by_vmap(x))
+
+    def enforce_lazily(
+        self, bad: Any, indices: Any, report: BadIndex, result: Any,
+        find_bad: Callable[[Any], Any] | None = None,
+    ) -> Any:  # fmt: skip
+        """An index batched by ``torch.func.vmap`` (the one PyTorch tensor whose values
+        cannot be read)."""
+        msg = (
+            'bad_indices="error" reads index values to decide whether to raise, which '
+            "torch.func.vmap cannot (its batched tensors have no values to read); check the "
+            'indices outside vmap, or pass bad_indices="ignore", "clip", "wrap" or "unchecked"'
+        )
+        raise ValueError(msg)
+
+    def reads_range_freely(self, x: Any) -> bool:
+        return bool(x.numel() <= self.SMALL)
+
+    def vector_components(self, values: Any, depth: int) -> list[Any]:
+        return list(values.unbind(-1))  # one call for all of them
+
+    def wide_index_dtype(self) -> Any:
+        return torch.int64
+
+    def clamp(self, values: Any, low: int, high: int) -> Any:
+        return torch.clamp(values, low, high)
+
+    def value_range(self, x: Any) -> tuple[int, int]:
+        if torch.compiler.is_compiling():
+            # Under torch.compile this raise breaks the graph, and the frame runs eagerly
+            # (where the check reads the values); with fullgraph=True Dynamo reports it.
+            msg = (
+                'bad_indices="error" reads index values to decide whether to raise, which '
+                "torch.compile(fullgraph=True) cannot put in a graph; compile without "
+                "fullgraph=True (the check then runs eagerly between graphs), or pass "
+                'bad_indices="ignore", "clip", "wrap" or "unchecked"'
+            )
+            raise ValueError(msg)
+        if x.numel() <= self.SMALL:
+            values = x.tolist()
+            if x.ndim == 0:
+                return values, values
+            for _ in range(x.ndim - 1):
+                values = list(itertools.chain.from_iterable(values))
+            return min(values), max(values)
+        low, high = torch.aminmax(x)
+        return int(low), int(high)
+
+    def read_int(self, value: Any) -> int:
+        if value.dtype == torch.uint64:  # torch converts no uint64 value >= 2**63 to an int
+            return int(value.view(torch.int64)) % 2**64
+        return int(value)
+
+    def empty(self, data: Any, shape: tuple[int, ...]) -> Any:
+        # A slice of params, not new zeros: the result stays in the autograd graph, as
+        # torch's own indexing does.
+        return data.reshape(-1)[:0].reshape(shape)
+
+    def keeps_reads_inside(self, values: Any) -> bool:
+        return self.reads_cheaply(values)  # see gather
+
+    def gather_if_valid(self, data: Any, indices: Any, plan: GatherPlan) -> Any | None:
+        """``torch.gather`` along the axis where the index has the result's shape, and
+        ``index_select`` for one gathered axis without batch dims: on the CPU both raise,
+        reading nothing outside, on any value not in ``[0, n)`` (negatives included)."""
+        along = plan.kind == "along"
+        if along:
+            if not data.ndim or not _torch_gathers_along(indices, data, plan):
+                return None
+        elif plan.depth != 1 or plan.batch_dims:
+            return None
+        if (
+            indices.dtype != torch.int64
+            or not (data.is_cpu and self.reads_cheaply(indices))  # a GPU asserts instead
+            or data.dtype in _SIGNED_TWIN
+        ):
+            return None
+        if along:
+            return _unless_out_of_range(torch.gather, data, plan.axis, indices)
+        index = indices[..., 0] if plan.vector else indices
+        result = _unless_out_of_range(torch.index_select, data, plan.axis, index.reshape(-1))
+        return None if result is None else result.reshape(plan.out_shape)
+
+    def gather(self, data: Any, components: Components, plan: GatherPlan, out: Any = None) -> Any:
+        """uint16/32/64 as the signed type of the same width. Reads that must be kept inside
+        (``"unchecked"``) are first made as they are, where torch's gathers check them (on the
+        CPU, outside ``torch.compile``): any out-of-range one raises before anything is read
+        outside, and the gather is made again with the positions clamped."""
+        twin = _SIGNED_TWIN.get(data.dtype)
+        source = data if twin is None else data.view(twin)
+        result = None
+        if components.keep_inside and self.reads_cheaply(source):
+            unclamped = replace(components, keep_inside=False)
+            result = _unless_out_of_range(super().gather, source, unclamped, plan)
+        if result is None:
+            result = super().gather(source, components, plan)
+        return result if twin is None else result.view(data.dtype)
+
+    def copy(self, data: Any) -> Any:
+        return data.clone()  # stays in the autograd graph
+
+    def scatter(
+        self, data: Any, components: Components, updates: Any, plan: GatherPlan, reduce: str
+    ) -> Any:
+        """Straight to ``scatter_add`` / ``scatter_reduce`` along the axis where the index
+        is already what torch wants (elementwise, same shape as the updates, every value in
+        range, a dtype torch reduces); otherwise through flat positions."""
+        along = plan.kind == "along" and reduce != "update" and components.keep is None
+        # Unchecked values (keep_inside) go straight too where torch checks them (the CPU):
+        # an out-of-range one raises there, and the flat path below clamps it.
+        checked = not components.keep_inside or self.reads_cheaply(data)
+        if along and checked and data.dtype not in _SIGNED_TWIN:
+            (index,) = components.values
+            if _torch_gathers_along(index, data, plan):
+                # Out of place: a new tensor, as a copy and an in-place write make.
+                kernel: Callable[..., Any] = torch.scatter_add
+                options: dict[str, Any] = {}
+                if reduce != "add":
+                    kernel = torch.scatter_reduce
+                    options = {"reduce": _TORCH_REDUCE[reduce], "include_self": True}
+                if not components.keep_inside:  # every value checked
+                    return kernel(data, plan.axis, index, updates, **options)
+                result = _unless_out_of_range(kernel, data, plan.axis, index, updates, **options)
+                if result is not None:
+                    return result
+        return super().scatter(data, components, updates, plan, reduce)
+
+    def scatter_at(self, data: Any, flat: Any, updates: Any, reduce: str) -> Any:
+        """``index_put_`` of each element's last update, ``scatter_add_``, ``scatter_reduce_``,
+        in place on a new copy of the data one element longer: dropped updates (at
+        ``data.size``) and the losers under ``"update"`` land in that last element, so nothing
+        is compressed (boolean indexing costs torch more than the scatter). Autograd records
+        the in-place ops on the copy.
+
+        uint16/32/64 (no kernels) go through the signed type of the same width: the same
+        bits for writes, sums and products (modulo 2**bits), and with the sign bit flipped for
+        min and max, which keeps their order."""
+        size = data.numel()
+        source = data.reshape(-1)
+        flat, updates = flat.reshape(-1), updates.reshape(-1)
+        twin = _SIGNED_TWIN.get(data.dtype)
+        if twin is not None:
+            source, updates = source.view(twin), updates.view(twin)
+        line = torch.cat([source, source.new_zeros(1)])
+        flip = torch.iinfo(twin).min if twin is not None and reduce in ("min", "max") else 0
+        if flip:
+            line, updates = line ^ flip, updates ^ flip
+        if reduce == "update":
+            won = _last_writes(size + 1, flat)
+            line = _write(line, "index_put", (torch.where(won, flat, size),), updates)
+        elif reduce == "add":
+            line = _write(line, "scatter_add", 0, flat, updates)
+        else:
+            line = _write(
+                line, "scatter_reduce", 0, flat, updates, _TORCH_REDUCE[reduce], include_self=True
+            )
+        line = line[:size]
+        if flip:
+            line = line ^ flip
+        if twin is not None:
+            line = line.view(data.dtype)
+        return line.reshape(data.shape)
+
+    def take(self, x: Any, indices: Any, axis: int, out: Any = None) -> Any:
+        # array-api-compat's take first maps negative indices: passes the policies made moot.
+        return torch.index_select(x, axis, indices)
+
+    def gather_axes(
+        self, params: Any, components: Components, plan: GatherPlan, out: Any = None
+    ) -> Any:
+        """One ``index_select`` along the gathered axes (merged, a view, for several) with
+        no batch dims: fewer reshapes than the generic composition, which a small call
+        feels. A small valid index (not 0-d, which would index a view) by one indexing call
+        along the original axes."""
+        parts = components.values
+        contiguous = len(parts) == 1 or params.is_contiguous()
+        if plan.batch_dims or not parts or not contiguous:
+            return super().gather_axes(params, components, plan)
+        if components.valid and parts[0].ndim and parts[0].numel() <= self.SMALL:
+            return params[(slice(None),) * plan.axis + tuple(parts)]
+        axis, stop = plan.axis, plan.axis + plan.depth
+        flat = parts[-1]  # the last axis has stride 1; one fused multiply-add per other axis
+        for part, stride in zip(parts[:-1], plan.strides[:-1], strict=True):
+            flat = torch.add(flat, part, alpha=stride)
+        flat = self.kept_inside(flat, components, math.prod(plan.axis_sizes) - 1)
+        if len(parts) > 1:
+            shape = tuple(params.shape)
+            params = params.reshape((*shape[:axis], math.prod(shape[axis:stop]), *shape[stop:]))
+        return torch.index_select(params, axis, flat.reshape(-1)).reshape(plan.out_shape)
+
+    def own_take_along_axis(self, x: Any, indices: Any, axis: int, elementwise: bool) -> Any:
+        if not elementwise:  # with broadcasting, torch would expand the indices first
+            return None
+        return torch.gather(x, axis, indices)
+
+
+def _compiling() -> bool:
+    return bool(torch.compiler.is_compiling())
+
+
+def _unless_out_of_range(kernel: Callable[..., Any], *args: Any, **kwargs: Any) -> Any | None:
+    """``kernel(*args, **kwargs)``, or None where torch's bounds check refused an index
+    value (``index_select`` raises IndexError, ``gather`` and the scatters RuntimeError),
+    having read and written nothing outside."""
+    try:
+        return kernel(*args, **kwargs)
+    except (IndexError, RuntimeError):
+        return None
+
+
+def _write(tensor: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+    """``tensor.<method>_(...)`` in place on a new tensor of ours, or out of place under
+    ``torch.func.vmap``, which refuses in-place writes of batched values into a tensor that
+    is not batched (the copy is then torch's)."""
+    if not _compiling() and _torch_private.vmap_running():  # torch.compile can't trace it
+        return getattr(tensor, method)(*args, **kwargs)
+    return getattr(tensor, method + "_")(*args, **kwargs)
+
+
+def _last_writes(size: int, flat: Any) -> Any:
+    """True at the last occurrence of each position in `flat`: the largest update position
+    per element by ``scatter_reduce("amax")`` (torch's plain writes are unordered, so reading
+    them back rarely settles it, as it does on NumPy)."""
+    positions = torch.arange(flat.shape[0], device=flat.device)
+    winner = torch.full((size,), -1, dtype=positions.dtype, device=flat.device)
+    winner = _write(winner, "scatter_reduce", 0, flat, positions, "amax")
+    return winner[flat] == positions
+
+
+def _torch_gathers_along(index: Any, data: Any, plan: GatherPlan) -> bool:
+    """Whether ``torch.gather`` (``torch.scatter_*``) along ``plan.axis`` at `index` is the plan's
+    elementwise read (write): the index has the result's shape and fits in the data on every
+    other axis (torch never broadcasts it)."""
+    shape = tuple(index.shape)
+    return shape == plan.out_shape and all(
+        n <= size for d, (n, size) in enumerate(zip(shape, data.shape, strict=True))
+        if d != plan.axis
+    )  # fmt: skip
