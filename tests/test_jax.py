@@ -29,6 +29,8 @@ from portagather.conformance.cases import scatter_add  # noqa: E402
 from portagather.conformance.reference import (  # noqa: E402
     ref_gather,
     ref_gather_nd,
+    ref_scatter_nd,
+    ref_take_along_axis,
 )
 
 X64 = pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
@@ -501,3 +503,74 @@ def test_non_default_device_and_sharding():
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip().endswith("OK")
+
+
+# Eager calls: one compiled computation per plan.
+
+
+def _eager_calls(module):
+    """Each operation's call with (data, index, updates, policy) on `module` (portagather, or
+    the plain-loop references on NumPy)."""
+    gather_nd, take_along_axis, scatter_nd = (
+        (pg.gather_nd, pg.take_along_axis, pg.scatter_nd)
+        if module is pg
+        else (ref_gather_nd, ref_take_along_axis, ref_scatter_nd)
+    )
+    return {
+        "gather_nd": lambda p, i, _u, policy: gather_nd(p, i, bad_indices=policy),
+        "take_along_axis": lambda p, i, _u, policy: take_along_axis(
+            p, i, axis=1, bad_indices=policy
+        ),
+        "scatter_nd": lambda p, i, u, policy: scatter_nd(p, i, u, reduce="add", bad_indices=policy),
+    }
+
+
+def _compilations(caplog, call):
+    """The names of the computations that JAX compiled while `call` ran."""
+    caplog.clear()
+    with caplog.at_level("WARNING"), jax.log_compiles():
+        jax.block_until_ready(call())
+    found = [re.search(r"Compiling (\S+)", r.getMessage()) for r in caplog.records]
+    return [m.group(1) for m in found if m]
+
+
+def _eager_arguments(op, rows, policy, rng):
+    """NumPy params, index and updates for `op` on `rows` rows; some index values bad or
+    negative, except where `policy` needs them valid."""
+    params = rng.random((rows, 4)).astype(np.float32)
+    low = 0 if policy in ("error", "unchecked") else -1  # a bad index raises, or reads anything
+    high = 4 if policy in ("error", "unchecked") else 5
+    if op == "take_along_axis":
+        return params, rng.integers(low, high, (rows, 1)), None
+    indices = rng.integers(low, high, (rows + 3, 2))
+    return params, indices, np.arange(rows + 3, dtype=np.float32)
+
+
+@pytest.mark.parametrize("policy", ["error", "ignore", "clip", "wrap", "unchecked"])
+@pytest.mark.parametrize("op", ["gather_nd", "take_along_axis", "scatter_nd"])
+def test_an_eager_call_compiles_once_per_shape_and_then_never(caplog, op, policy):
+    call, reference_call = _eager_calls(pg)[op], _eager_calls(None)[op]
+    rng = np.random.default_rng(7)
+    # The first call in a process also compiles the scalar probes that ask whether a trace
+    # is running; they are made once per process, not per shape.
+    call(
+        *[None if a is None else jnp.asarray(a) for a in _eager_arguments(op, 4, policy, rng)],
+        policy,
+    )
+    for rows in (5, 6, 9):  # each a new shape
+        arguments = _eager_arguments(op, rows, policy, rng)
+        reference = reference_call(*arguments, policy)
+        arrays = [None if a is None else jnp.asarray(a) for a in arguments]
+        compiled = _compilations(caplog, lambda a=arrays: call(*a, policy))
+        assert len(compiled) == 1 and compiled[0].startswith("jit(_compiled_"), compiled
+        again = _compilations(caplog, lambda a=arrays: call(*a, policy))
+        assert again == [], f"a warm call compiled {again}"
+        np.testing.assert_allclose(np.asarray(call(*arrays, policy)), reference, rtol=1e-6)
+
+
+def test_an_eager_bad_index_still_names_its_position():
+    params = jnp.zeros((3, 4))
+    with pytest.raises(IndexError, match=r"indices\[2\] = \[1, 4\] does not index into"):
+        pg.gather_nd(params, jnp.asarray([[0, 0], [2, 3], [1, 4]]))
+    with pytest.raises(IndexError, match=r"indices\[0, 0\] = -5 is out of range \[-4, 4\)"):
+        pg.put_along_axis(params, jnp.asarray([[-5], [0], [1]]), 1.0, axis=1)

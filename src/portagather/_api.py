@@ -10,11 +10,28 @@ steps (:func:`_prepare`) and end in one scatter.
 from __future__ import annotations
 
 import operator
+from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ._arrays import as_arrays, check_fill_value, check_index_dtype, fill_array, static_shape
-from ._indices import IndexAccess, normalize, normalize_policy, resolve_default
+import numpy as np
+
+from ._arrays import (
+    Unread,
+    as_arrays,
+    check_fill_value,
+    check_index_dtype,
+    fill_array,
+    static_shape,
+)
+from ._indices import (
+    IndexAccess,
+    component_ranges,
+    judge_ranges,
+    normalize,
+    normalize_policy,
+    resolve_default,
+)
 from ._plan import (
     GatherPlan,
     plan_gather,
@@ -97,6 +114,14 @@ def _execute(
     call = _planned(xp, data, indices, names, planner, arguments, policy)
     if call.plan.reads_nothing:
         return call.engine.empty(call.data, call.plan.out_shape)
+    if call.engine.compiles_eager_calls and call.access == "now":
+        # The fill is part of the key where it can be (a Python scalar that equals itself).
+        static_fill = fill if call.policy == "ignore" and _keyable(fill) else None
+        dynamic_fill = None if static_fill is not None or call.policy != "ignore" else fill
+        if isinstance(dynamic_fill, Unread):
+            dynamic_fill = dynamic_fill.array
+        result = _compiled(call, _compiled_gather, static_fill, dynamic_fill)
+        return _run(call, fill) if result is None else result
     rows = call.engine.index_block_rows(call.data, call.indices, call.plan)
     if rows and call.access == "now":
         return _run_in_blocks(call, fill, rows, planner, arguments)
@@ -160,11 +185,65 @@ def _execute_scatter(
         if call.policy != "ignore":
             raise IndexError(plan.report.empty_axis_text(scatter=True))
         return engine.copy(call.data)
+    if engine.compiles_eager_calls and call.access == "now":
+        result = _compiled(call, _compiled_scatter, reduction, updates)
+        if result is not None:
+            return result
+    return _scatter(call, updates, reduction)
+
+
+def _scatter(call: _Call, updates: Any, reduction: str) -> Any:
+    """The policy, one scatter and the lazy check, for a scatter that writes something."""
+    engine, plan = call.engine, call.plan
     components = normalize(call.xp, engine, call.indices, plan, call.policy, call.access)
     result = engine.scatter(call.data, components, updates, plan, reduction)
     if components.bad is not None:
         result = engine.enforce_lazily(components.bad, call.indices, plan.report, result)
     return result
+
+
+def _compiled(call: _Call, steps: Any, option: Hashable, *arrays: Any) -> Any | None:
+    """`steps` (:func:`_compiled_gather`, :func:`_compiled_scatter`) of an eager call as one
+    compiled computation (``Engine.compiled``): the policy, the gather or scatter and the fill
+    in one dispatch, made once per plan, policy and `option`.
+
+    Under ``"error"`` the steps keep every read and write inside (``"clip"``) and return the
+    index's range with the result; read back once, it decides. None where an index is bad:
+    the call then runs eagerly, which raises the IndexError that names it."""
+    checking = call.policy == "error"
+    policy = "clip" if checking else call.policy
+    static = (call.xp, call.engine, call.plan, policy, checking, option)
+    result, ranges = call.engine.compiled(steps, static, call.data, call.indices, *arrays)
+    if ranges is not None:
+        lows, highs = (line.tolist() for line in np.asarray(ranges))
+        if not judge_ranges(zip(lows, highs, strict=True), call.plan).all_valid:
+            return None
+    return result
+
+
+def _traced(static: tuple[Any, ...], data: Any, indices: Any) -> tuple[_Call, Any]:
+    """Inside :func:`_compiled`: the call on traced arrays, and the index's range where it
+    is checked (else None)."""
+    xp, engine, plan, policy, checking, _ = static
+    call = _Call(xp, engine, data, indices, plan, policy, "trace")
+    ranges = component_ranges(xp, indices, plan) if checking and plan.axis_sizes else None
+    return call, ranges
+
+
+def _compiled_gather(static: tuple[Any, ...], data: Any, indices: Any, fill: Any) -> Any:
+    call, ranges = _traced(static, data, indices)
+    return _run(call, static[-1] if fill is None else fill), ranges
+
+
+def _compiled_scatter(static: tuple[Any, ...], data: Any, indices: Any, updates: Any) -> Any:
+    call, ranges = _traced(static, data, indices)
+    return _scatter(call, updates, static[-1]), ranges
+
+
+def _keyable(fill: Any) -> bool:
+    """Whether a checked fill can key a compiled computation: a Python scalar equal to
+    itself (not NaN, whose hash differs from one NaN to the next)."""
+    return not isinstance(fill, Unread) and bool(fill == fill)
 
 
 def _run(call: _Call, fill: Any, out: Any = None) -> Any:

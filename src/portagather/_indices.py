@@ -8,7 +8,7 @@ index component, each in ``[0, n)`` unless the engine is told to keep reads insi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -211,13 +211,29 @@ def read_range(engine: IndexEngine, values: Any, parts: list[Any], plan: GatherP
     low, high = engine.value_range(values)
     if low >= (-shortest if plan.allow_negative else 0) and high < shortest:
         return _ALL_VALID_SOME_NEGATIVE if low < 0 else _ALL_VALID
+    return judge_ranges((engine.value_range(part) for part in parts), plan)
+
+
+def judge_ranges(ranges: Iterable[tuple[int, int]], plan: GatherPlan) -> IndexRange:
+    """What the ``(min, max)`` of each component (taken in order, and only as far as needed:
+    `ranges` may read them lazily) say of the index."""
     any_negative = False
-    for part, n in zip(parts, plan.axis_sizes, strict=True):
-        low, high = engine.value_range(part)
+    for (low, high), n in zip(ranges, plan.axis_sizes, strict=True):
         if low < (-n if plan.allow_negative else 0) or high >= n:
             return _SOME_BAD
         any_negative = any_negative or low < 0
     return _ALL_VALID_SOME_NEGATIVE if any_negative else _ALL_VALID
+
+
+def component_ranges(xp: Any, indices: Any, plan: GatherPlan) -> Any:
+    """The ``(min, max)`` of each component of the caller's `indices` (not empty), as one
+    array of shape ``(2, components)`` in the index's dtype: one read settles the range."""
+    if plan.vector:
+        axes = tuple(range(indices.ndim - 1))
+        lows, highs = xp.min(indices, axis=axes), xp.max(indices, axis=axes)
+    else:
+        lows, highs = xp.reshape(xp.min(indices), (1,)), xp.reshape(xp.max(indices), (1,))
+    return xp.stack([lows, highs])
 
 
 def in_range(xp: Any, values: Any, parts: list[Any], plan: GatherPlan) -> Any:

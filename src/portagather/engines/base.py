@@ -14,7 +14,7 @@ backend's engine may replace.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from .._arrays import device_for_new
@@ -36,6 +36,9 @@ class Engine:
     #: Whether :meth:`gather_if_valid` may apply: the backend's own gathers check bounds. A
     #: flag, so that engines without one skip even the call (a tiny call feels it).
     gathers_checked = False
+    #: Whether an eager call runs as one compiled computation (:meth:`compiled`): where each
+    #: operation of an eager call costs a dispatch of its own (JAX).
+    compiles_eager_calls = False
 
     def __init__(self, xp: Any) -> None:
         self.xp = xp
@@ -102,6 +105,12 @@ class Engine:
     def copy(self, data: Any) -> Any:
         """A new array equal to `data` (a scatter that writes nothing)."""
         return self.xp.asarray(data, copy=True)
+
+    def compiled(self, steps: Callable[..., Any], static: Hashable, *arrays: Any) -> Any:
+        """``steps(static, *arrays)`` as one compiled computation, made once per `steps`,
+        `static` (hashable) and the arrays' shapes and dtypes, where :attr:`compiles_eager_calls`;
+        here, called as it is."""
+        return steps(static, *arrays)
 
     def gather_if_valid(self, data: Any, indices: Any, plan: GatherPlan) -> Any | None:
         """The gather at the caller's `indices` as they are, by a backend gather that checks

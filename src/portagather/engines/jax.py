@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -35,6 +35,15 @@ from .base import INT32_MAX, Engine
 
 
 class JaxEngine(Engine):
+    """JAX: index values are read eagerly or checked under ``checkify``; an eager call runs as
+    one jitted computation, so that it pays one dispatch (and, on a new shape, one
+    compilation) rather than one per operation."""
+
+    compiles_eager_calls = True
+
+    def compiled(self, steps: Callable[..., Any], static: Hashable, *arrays: Any) -> Any:
+        return _jitted(steps)(static, *arrays)
+
     def index_access(self, x: Any) -> IndexAccess:
         return "trace" if is_traced(x) else "now"
 
@@ -230,6 +239,13 @@ class JaxEngine(Engine):
         message, arguments = _checkify_message(report, list(coords), value)
         checkify.check(~first_is_bad, message, **arguments)
         return result
+
+
+@functools.cache
+def _jitted(steps: Callable[..., Any]) -> Callable[..., Any]:
+    """`steps` under ``jax.jit``, its first argument static: one wrapper per function, whose
+    compilations JAX keeps per static value and argument shapes."""
+    return jax.jit(steps, static_argnums=0)
 
 
 def _read_mode(components: Components, plan: GatherPlan, dtype: Any) -> str:
