@@ -6,10 +6,12 @@ Chromium through Playwright: each loads with HTTP 200 and no console error, ever
 pixels, every link within the site resolves (to an existing anchor, where it names one). The
 doctest builder runs every example of the pages and docstrings against the library.
 
-Needs ``pip install playwright`` (in the ``test`` extra) and Debian's Chromium
-(``apt-get install chromium``, at /usr/bin/chromium or $PORTAGATHER_CHROMIUM); never
-``playwright install``. Set $PORTAGATHER_DOCS_SCREENSHOTS to a folder to get screenshots of
-the index and of the support matrix there.
+Every test that uses the ``browser`` fixture (tests/conftest.py) is marked ``browser`` and runs
+only under ``pytest -m browser``: it needs Debian's Chromium (``apt-get install chromium``, at
+/usr/bin/chromium or $PORTAGATHER_CHROMIUM), which pip does not install; never
+``playwright install``. The doctest builder's test needs no browser and runs with the rest.
+Set $PORTAGATHER_DOCS_SCREENSHOTS to a folder to get screenshots of the index and of the
+support matrix there.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import functools
 import http.server
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -33,23 +34,6 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 KNOWN_FAILURES = REPO / "src" / "portagather" / "conformance" / "known_failures.txt"
-CHROMIUM = os.environ.get("PORTAGATHER_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-INSTALL = (
-    "the docs site test needs Playwright and Debian's Chromium: "
-    '`pip install playwright` (or `pip install -e ".[test]"`) and, as root, '
-    "`apt-get update && apt-get install -y chromium` (/usr/bin/chromium, or set "
-    "PORTAGATHER_CHROMIUM). Do not run `playwright install`: the test launches that system "
-    "Chromium, not a browser build of Playwright's own."
-)
 JIT_MESSAGE = (
     'ValueError: bad_indices="error" needs to read index values, which are traced here. '
     "Either wrap the function with jax.experimental.checkify.checkify"
@@ -145,22 +129,6 @@ def site(html):
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as err:
-        pytest.fail(f"{INSTALL} ({err})", pytrace=False)
-    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
-        pytest.fail(f"{INSTALL} ({CHROMIUM} not found)", pytrace=False)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 WAIT_FOR_IMAGES = """() => Promise.all(Array.from(document.images, img =>
