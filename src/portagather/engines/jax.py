@@ -150,16 +150,16 @@ class JaxEngine(Engine):
     def scatter(
         self, data: Any, components: Components, updates: Any, plan: GatherPlan, reduce: str
     ) -> Any:
-        """One XLA scatter along the original axes (``data.at[β, :, c0, c1, ...]``).
+        """One XLA scatter along the original axes: ``data.at[:, ..., c0, c1, ...]`` where
+        index vectors without batch dims write whole slices (one index per vector, however
+        large the slice), else at one coordinate per axis for every element.
 
         Ignored vectors are moved out of range and dropped by the scatter's ``drop`` mode.
-        ``"update"`` scatters positions, not values: the largest (last) update position per
-        element, then one gather of the winning updates, so duplicates never depend on the
-        order in which XLA writes; its gradient is that gather's, masked to the winners.
+        ``"update"`` resolves the winners first (:func:`_last_update`), so duplicates never
+        depend on the order in which XLA writes.
         """
         if data.ndim == 0:  # nothing to index along: the generic scatter on flat positions
             return super().scatter(data, components, updates, plan, reduce)
-
         parts = components.values
         mode = "promise_in_bounds"
         if components.keep is not None:
@@ -169,19 +169,21 @@ class JaxEngine(Engine):
             ]
             mode = "drop"
         elif components.keep_inside:
-            mode = "clip"
-        where = tuple(
-            jnp.broadcast_to(axis, plan.out_shape)  # JAX wants the updates' shape
-            for axis in target_axes(jnp, parts, plan, tuple(data.shape), self.wide_index_dtype())
-        )
+            parts = [jnp.clip(c, 0, n - 1) for c, n in zip(parts, plan.axis_sizes, strict=True)]
+        if plan.kind == "axes" and not plan.batch_dims and parts:
+            where: tuple[Any, ...] = ((slice(None),) * plan.axis) + tuple(parts)
+            written = tuple(parts[0].shape)  # one write per index vector
+        else:
+            where = tuple(
+                jnp.broadcast_to(axis, plan.out_shape)  # JAX wants the updates' shape
+                for axis in target_axes(
+                    jnp, parts, plan, tuple(data.shape), self.wide_index_dtype()
+                )
+            )
+            written = plan.out_shape  # one write per element
         if reduce == "update":
-            count = math.prod(plan.out_shape)
-            self.flat_index_dtype(count)  # refuses what int32 cannot number
-            positions = jnp.reshape(jnp.arange(count, dtype=jnp.int32), plan.out_shape)
-            none = jnp.full(data.shape, -1, dtype=jnp.int32)
-            winner = none.at[where].max(positions, mode=mode)
-            picked = jnp.take(jnp.reshape(updates, (-1,)), jnp.maximum(winner, 0), mode="clip")
-            return jnp.where(winner >= 0, picked, data)
+            self.flat_index_dtype(math.prod(written))  # refuses what int32 cannot number
+            return _last_update(data, where, updates, written, mode)
         return getattr(data.at[where], reduce)(updates, mode=mode)
 
     def enforce_lazily(
@@ -246,6 +248,29 @@ def _jitted(steps: Callable[..., Any]) -> Callable[..., Any]:
     """`steps` under ``jax.jit``, its first argument static: one wrapper per function, whose
     compilations JAX keeps per static value and argument shapes."""
     return jax.jit(steps, static_argnums=0)
+
+
+def _last_update(
+    data: Any, where: tuple[Any, ...], updates: Any, written: tuple[int, ...], mode: str
+) -> Any:
+    """``data.at[where].set(updates)`` with the last of duplicate writes winning, in
+    row-major order of the writes (`written`, the shape of the index arrays in `where`, which
+    follow its slices).
+
+    One scatter, of positions, not values: the largest (last) write position per target;
+    then one gather of the winning updates, so duplicates never depend on the order in which
+    XLA writes. Its gradient is that gather's: to the winning updates, and to the data where
+    nothing was written."""
+    first = sum(isinstance(w, slice) for w in where)
+    targets = where[first:]
+    target_shape = tuple(data.shape[first : first + len(targets)])
+    outer, inner = data.shape[:first], data.shape[first + len(targets) :]
+    positions = jnp.reshape(jnp.arange(math.prod(written), dtype=jnp.int32), written)
+    winner = jnp.full(target_shape, -1, dtype=jnp.int32).at[targets].max(positions, mode=mode)
+    lines = jnp.reshape(updates, (*outer, math.prod(written), *inner))
+    picked = jnp.take(lines, jnp.maximum(winner, 0).reshape(-1), axis=first, mode="clip")
+    hit = jnp.reshape(winner >= 0, (1,) * first + target_shape + (1,) * len(inner))
+    return jnp.where(hit, jnp.reshape(picked, data.shape), data)
 
 
 def _read_mode(components: Components, plan: GatherPlan, dtype: Any) -> str:

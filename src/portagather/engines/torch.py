@@ -174,43 +174,51 @@ class TorchEngine(Engine):
                 result = _unless_out_of_range(kernel, data, plan.axis, index, updates, **options)
                 if result is not None:
                     return result
+        if plan.kind == "axes" and not plan.batch_dims and components.values:
+            return self._scatter_slices(data, components, updates, plan, reduce)
         return super().scatter(data, components, updates, plan, reduce)
 
     def scatter_at(self, data: Any, flat: Any, updates: Any, reduce: str) -> Any:
-        """``index_put_`` of each element's last update, ``scatter_add_``, ``scatter_reduce_``,
-        in place on a new copy of the data one element longer: dropped updates (at
-        ``data.size``) and the losers under ``"update"`` land in that last element, so nothing
-        is compressed (boolean indexing costs torch more than the scatter). Autograd records
-        the in-place ops on the copy.
-
-        uint16/32/64 (no kernels) go through the signed type of the same width: the same
-        bits for writes, sums and products (modulo 2**bits), and with the sign bit flipped for
-        min and max, which keeps their order."""
         size = data.numel()
-        source = data.reshape(-1)
-        flat, updates = flat.reshape(-1), updates.reshape(-1)
-        twin = _SIGNED_TWIN.get(data.dtype)
-        if twin is not None:
-            source, updates = source.view(twin), updates.view(twin)
-        line = torch.cat([source, source.new_zeros(1)])
-        flip = torch.iinfo(twin).min if twin is not None and reduce in ("min", "max") else 0
-        if flip:
-            line, updates = line ^ flip, updates ^ flip
-        if reduce == "update":
-            won = _last_writes(size + 1, flat)
-            line = _write(line, "index_put", (torch.where(won, flat, size),), updates)
-        elif reduce == "add":
-            line = _write(line, "scatter_add", 0, flat, updates)
-        else:
-            line = _write(
-                line, "scatter_reduce", 0, flat, updates, _TORCH_REDUCE[reduce], include_self=True
-            )
-        line = line[:size]
-        if flip:
-            line = line ^ flip
-        if twin is not None:
-            line = line.view(data.dtype)
-        return line.reshape(data.shape)
+        line = _scatter_along(
+            data.reshape(-1), 0, flat.reshape(-1), updates.reshape(-1), reduce, dropping=True
+        )
+        return line[:size].reshape(data.shape)
+
+    def _scatter_slices(
+        self, data: Any, components: Components, updates: Any, plan: GatherPlan, reduce: str
+    ) -> Any:
+        """Index vectors without batch dims write whole slices: one ``index_add_`` (or
+        ``scatter_reduce_``, ``index_copy_``) at one position per vector, along the gathered
+        axes merged, on the data viewed as ``(outer, gathered, inner)`` without unit axes; no
+        position per element (a vector that writes a slice of 32 would need 32)."""
+        shape = tuple(data.shape)
+        axis, stop = plan.axis, plan.axis + plan.depth
+        outer, inner = math.prod(shape[:axis]), math.prod(shape[stop:])
+        gathered = math.prod(plan.axis_sizes)
+        positions = self._flat_positions(components, plan).reshape(-1)
+        if components.keep is not None:
+            positions = torch.where(components.keep.reshape(-1), positions, gathered)
+        elif components.keep_inside:
+            positions = torch.clamp(positions, 0, gathered - 1)
+        dim = 1 if outer > 1 else 0
+        lead, tail = [outer] if dim else [], [inner] if inner > 1 else []
+        values = updates.reshape([*lead, positions.numel(), *tail])
+        view = [*lead, gathered, *tail]
+        dropping = components.keep is not None or reduce == "update"
+        result = _scatter_along(data.reshape(view), dim, positions, values, reduce, dropping)
+        if dropping:
+            result = result.narrow(dim, 0, gathered)
+        return result.reshape(shape)
+
+    def _flat_positions(self, components: Components, plan: GatherPlan) -> Any:
+        """One position per index vector within the gathered block: one fused multiply-add
+        per component but the last, whose stride is 1."""
+        parts = components.values
+        flat = parts[-1]
+        for part, stride in zip(parts[:-1], plan.strides[:-1], strict=True):
+            flat = torch.add(flat, part, alpha=stride)
+        return flat
 
     def take(self, x: Any, indices: Any, axis: int, out: Any = None) -> Any:
         # array-api-compat's take first maps negative indices: passes the policies made moot.
@@ -230,10 +238,9 @@ class TorchEngine(Engine):
         if components.valid and parts[0].ndim and parts[0].numel() <= self.SMALL:
             return params[(slice(None),) * plan.axis + tuple(parts)]
         axis, stop = plan.axis, plan.axis + plan.depth
-        flat = parts[-1]  # the last axis has stride 1; one fused multiply-add per other axis
-        for part, stride in zip(parts[:-1], plan.strides[:-1], strict=True):
-            flat = torch.add(flat, part, alpha=stride)
-        flat = self.kept_inside(flat, components, math.prod(plan.axis_sizes) - 1)
+        flat = self.kept_inside(
+            self._flat_positions(components, plan), components, math.prod(plan.axis_sizes) - 1
+        )
         if len(parts) > 1:
             shape = tuple(params.shape)
             params = params.reshape((*shape[:axis], math.prod(shape[axis:stop]), *shape[stop:]))
@@ -266,6 +273,51 @@ def _write(tensor: Any, method: str, *args: Any, **kwargs: Any) -> Any:
     if not _compiling() and _torch_private.vmap_running():  # torch.compile can't trace it
         return getattr(tensor, method)(*args, **kwargs)
     return getattr(tensor, method + "_")(*args, **kwargs)
+
+
+def _scatter_along(
+    target: Any, dim: int, index: Any, values: Any, reduce: str, dropping: bool
+) -> Any:
+    """A new tensor: `target` with `values` combined by `reduce` at the 1-d `index` along
+    `dim` (``values.shape[dim] == len(index)``). ``index_add_`` adds; ``scatter_reduce_``
+    (the index expanded, a view) multiplies and takes min or max; under ``"update"``,
+    ``index_copy_`` writes each position's last update. Where `dropping`, the copy has one
+    more slice along `dim`, where dropped updates (at ``target.shape[dim]``) and the losers
+    under ``"update"`` land, so nothing is compressed (boolean indexing costs torch more than
+    the scatter). Autograd records the in-place ops on the copy.
+
+    uint16/32/64 (no kernels) go through the signed type of the same width: the same bits
+    for writes, sums and products (modulo 2**bits), and with the sign bit flipped for min
+    and max, which keeps their order."""
+    dtype = target.dtype
+    twin = _SIGNED_TWIN.get(dtype)
+    if twin is not None:
+        target, values = target.view(twin), values.view(twin)
+    flip = torch.iinfo(twin).min if twin is not None and reduce in ("min", "max") else 0
+    if flip:
+        target, values = target ^ flip, values ^ flip
+    size = target.shape[dim]
+    if dropping:
+        extra = list(target.shape)
+        extra[dim] = 1
+        line = torch.cat([target, target.new_zeros(extra)], dim)
+    else:
+        line = target if flip else target.clone()  # the flip made a new tensor already
+    if reduce == "update":
+        index = torch.where(_last_writes(size + 1, index), index, size)
+        line = _write(line, "index_copy", dim, index, values)
+    elif reduce == "add":
+        line = _write(line, "index_add", dim, index, values)
+    else:
+        shape = [1] * values.ndim
+        shape[dim] = index.numel()
+        spread = index.reshape(shape).expand(values.shape)
+        line = _write(
+            line, "scatter_reduce", dim, spread, values, _TORCH_REDUCE[reduce], include_self=True
+        )
+    if flip:
+        line = line ^ flip
+    return line if twin is None else line.view(dtype)
 
 
 def _last_writes(size: int, flat: Any) -> Any:
