@@ -43,6 +43,8 @@ from run import machine, measure, set_threads, write_section  # noqa: E402
 from workloads import Candidate  # noqa: E402
 
 PARTS = ("update", "proof", "reduce")
+#: The resolutions that prove there are no duplicates first, timed with the proofs too.
+PROOF_RESOLUTIONS = ("in place + skip", "values first", "scratch max, duplicates")
 BACKENDS = ("numpy", "torch", "jax")
 REDUCES = ("add", "max", "min", "multiply")
 
@@ -168,6 +170,20 @@ def np_in_place_proof(data: Any, flat: Any, updates: Any) -> Any:
     return out
 
 
+def np_values_first(data: Any, flat: Any, updates: Any) -> Any:
+    """The updates written as they are, then read back: where every update reads back its
+    own bits, each target holds a value that every update to it wrote, so the last one's
+    too (proved, whatever the write order); otherwise resolved in place as
+    :func:`np_in_place`. Bits, not values: NaN and -0.0 compare as values do not."""
+    out = data.copy()
+    out[flat] = updates
+    if np.array_equal(out.view(np.int32)[flat], updates.view(np.int32)):
+        return out
+    won = _np_winners_in_place(out, flat)
+    out[flat] = updates[won]
+    return out
+
+
 def np_in_place_winners(data: Any, flat: Any, updates: Any) -> Any:
     """Winners found in the result (a buffer one element longer); only the winners write,
     the losers at the extra element."""
@@ -231,6 +247,7 @@ def numpy_update(data: Any, flat: Any, updates: Any) -> list[Candidate]:
         ("scratch read-back (engine before #22)", np_scratch, "exact"),
         ("in place: winners in the result, duplicates write equal values", np_in_place, "exact"),
         ("in place + skip the gather where proved unique", np_in_place_proof, "exact"),
+        ("values first, read back; in place where they differ", np_values_first, "exact"),
         ("in place, winners only (buffer one longer)", np_in_place_winners, "exact"),
         ("in place, maximum.at always", np_in_place_max_at, "exact"),
         ("stable argsort, last of each run", np_argsort, "exact"),
@@ -250,6 +267,11 @@ def numpy_proof(data: Any, flat: Any, updates: Any) -> list[Candidate]:
         ints[flat] = positions
         return bool(np.array_equal(ints[flat], positions))
 
+    def values_read_back() -> bool:  # the write itself, read back: proves the result right
+        out = data.copy()
+        out[flat] = updates
+        return bool(np.array_equal(out.view(np.int32)[flat], updates.view(np.int32)))
+
     def sort() -> bool:
         ordered = np.sort(flat)
         return not bool((ordered[1:] == ordered[:-1]).any())
@@ -265,7 +287,10 @@ def numpy_proof(data: Any, flat: Any, updates: Any) -> list[Candidate]:
          lambda: np_plain(data, flat, updates)),
         ("in place + skip the gather where proved unique", "exact",
          lambda: np_in_place_proof(data, flat, updates)),
+        ("values first, read back; in place where they differ", "exact",
+         lambda: np_values_first(data, flat, updates)),
         ("proof: copy, write positions, read back", "proof", read_back),
+        ("proof: write the values, read back their bits", "proof", values_read_back),
         ("proof: np.sort + adjacent equal", "proof", sort),
         ("proof: bincount(minlength=size).max()", "proof", bincount),
         ("proof: strictly increasing (sorted input only)", "proof", increasing),
@@ -317,6 +342,7 @@ def torch_update(data: Any, flat: Any, updates: Any) -> list[Candidate]:
     count = flat.shape[0]
     positions64 = torch.arange(count)
     positions = torch.arange(count, dtype=torch.int32)
+    bits = updates.view(torch.int32)
 
     def index_put() -> Any:
         return data.clone().index_put_((flat,), updates)
@@ -362,6 +388,14 @@ def torch_update(data: Any, flat: Any, updates: Any) -> list[Candidate]:
             won = ints.index_select(0, flat)
         return out.scatter_(0, flat, updates.index_select(0, won))
 
+    def values_first() -> Any:  # see np_values_first
+        out = data.clone()
+        out.scatter_(0, flat, updates)
+        if bool(torch.equal(out.view(torch.int32).index_select(0, flat), bits)):
+            return out
+        won = winners_in(out.view(torch.int32))
+        return out.scatter_(0, flat, updates.index_select(0, won))
+
     def in_place_winners() -> Any:  # losers at an extra element: exact gradients too
         line = torch.cat([data, data.new_zeros(1)])
         won = winners_in(line.view(torch.int32))
@@ -401,6 +435,7 @@ def torch_update(data: Any, flat: Any, updates: Any) -> list[Candidate]:
         ("full amax scratch + index_put_ (engine before #22)", before, "exact"),
         ("in place: winners in the result, duplicates write equal values", in_place, "exact"),
         ("in place + skip the gather where proved unique", in_place_proof, "exact"),
+        ("values first, read back; in place where they differ", values_first, "exact"),
         ("in place, winners only (buffer one longer)", in_place_winners, "exact"),
         ("empty scratch, write + read back", scratch_read_back, "exact"),
         ("empty scratch, amax include_self=False", scratch_amax, "exact"),
@@ -426,6 +461,12 @@ def torch_proof(data: Any, flat: Any, updates: Any) -> list[Candidate]:
         ints.scatter_(0, flat, positions)
         return bool(torch.equal(ints.index_select(0, flat), positions))
 
+    def values_read_back() -> bool:
+        out = data.clone().scatter_(0, flat, updates)
+        return bool(
+            torch.equal(out.view(torch.int32).index_select(0, flat), updates.view(torch.int32))
+        )
+
     def sort() -> bool:
         ordered = torch.sort(flat).values
         return not bool((ordered[1:] == ordered[:-1]).any())
@@ -439,9 +480,14 @@ def torch_proof(data: Any, flat: Any, updates: Any) -> list[Candidate]:
     def increasing() -> bool:
         return bool((flat[1:] > flat[:-1]).all())
 
+    resolutions = [
+        c for c in torch_update(data, flat, updates) if c.name.startswith(PROOF_RESOLUTIONS)
+    ]
     fns = [
         ("scatter_ (native, resolves nothing)", "native", plain),
+        *((c.name, c.kind, c.fn) for c in resolutions),
         ("proof: clone, write positions, read back", "proof", read_back),
+        ("proof: write the values, read back their bits", "proof", values_read_back),
         ("proof: torch.sort + adjacent equal", "proof", sort),
         ("proof: bincount(minlength=size).max()", "proof", bincount),
         ("proof: torch.unique size", "proof", unique),
@@ -538,6 +584,13 @@ def jax_update(data: Any, flat: Any, updates: Any) -> list[Candidate]:
         back = lax.bitcast_convert_type(ints, d.dtype)
         return back.at[f].set(u[won], mode="promise_in_bounds")
 
+    def values_first(d: Any, f: Any, u: Any) -> Any:  # see np_values_first; lax.cond
+        written = d.at[f].set(u, mode="promise_in_bounds")
+        same = jnp.array_equal(
+            lax.bitcast_convert_type(written[f], jnp.int32), lax.bitcast_convert_type(u, jnp.int32)
+        )
+        return lax.cond(same, lambda: written, lambda: scratch_equal_values(d, f, u))
+
     def segment_max(d: Any, f: Any, u: Any) -> Any:
         positions = jnp.arange(count, dtype=jnp.int32)
         winner = jax.ops.segment_max(positions, f, num_segments=size)
@@ -569,6 +622,7 @@ def jax_update(data: Any, flat: Any, updates: Any) -> list[Candidate]:
         ("full scratch + take + where (engine before #22)", before, "exact"),
         ("scratch max, duplicates write equal values", scratch_equal_values, "exact"),
         ("scratch max, losers dropped (mode=drop)", scratch_drop_losers, "exact"),
+        ("values first, read back; cond to scratch max", values_first, "exact"),
         ("in place (bitcast): set, max, read back", in_place, "exact"),
         ("segment_max winners", segment_max, "exact"),
         ("lax.sort + unique sorted winners", sort_unique, "exact"),
@@ -616,6 +670,9 @@ def jax_proof(data: Any, flat: Any, updates: Any) -> list[Candidate]:
 
         return jax.lax.cond(increasing(f), unique_promise, resolve, d, f, u)
 
+    resolutions = [
+        c for c in jax_update(data, flat, updates) if c.name.startswith(PROOF_RESOLUTIONS)
+    ]
     fns = [
         (".at[].set (native, resolves nothing)", "native", plain, (data, flat, updates)),
         (".at[].set(unique_indices=True)", "promise", unique_promise, (data, flat, updates)),
@@ -628,7 +685,7 @@ def jax_proof(data: Any, flat: Any, updates: Any) -> list[Candidate]:
     for name, kind, f, args in fns:
         jitted = jax.jit(f)
         out.append(Candidate(name, kind, lambda j=jitted, a=args: j(*a).block_until_ready()))
-    return out
+    return out + resolutions
 
 
 # ------------------------------------------------------------------------------ running
