@@ -31,6 +31,7 @@ import contextlib
 import os
 import statistics
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -751,6 +752,20 @@ def check(cands: list[Candidate], expected: Any, exact: bool) -> dict[str, str]:
     return verdicts
 
 
+def in_a_row(c: Candidate, budget: float) -> float:
+    """Median seconds of `c` called again and again, nothing in between: what a caller who
+    scatters in a loop sees, allocator included (a data-sized scratch freed and allocated
+    each call can cost page faults that interleaved rounds hide)."""
+    c.fn()
+    times = []
+    start = time.perf_counter()
+    while len(times) < 5 or (time.perf_counter() - start < budget and len(times) < 41):
+        t0 = time.perf_counter()
+        c.fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
 def run_block(
     backend: str, part: str, key: str, block: dict[str, Any], reduce: str | None,
     budget: float, repeat: int,
@@ -782,6 +797,7 @@ def run_block(
         runs.append((medians, rounds))
     seconds = {c.name: statistics.median(m[c.name] for m, _ in runs) for c in cands}
     base = min(natives, key=seconds.__getitem__)
+    alone = {c.name: in_a_row(c, budget / len(cands)) for c in cands}
     rows = []
     for c in cands:
         times = [m[c.name] for m, _ in runs]
@@ -790,6 +806,7 @@ def run_block(
             "candidate": c.name, "kind": c.kind, "check": verdicts.get(c.name, ""),
             "seconds": statistics.median(times), "ratio": statistics.median(ratios),
             "low": min(ratios), "high": max(ratios),
+            "alone": alone[c.name] / min(alone[n] for n in natives),
         })  # fmt: skip
     return {
         "backend": backend, "part": part, "workload": key, "reduce": reduce, "base": base,
@@ -815,7 +832,7 @@ def run(quick: bool, backends: list[str], parts: list[str], repeat: int) -> list
                         spread = f" ({r['low']:.2f}-{r['high']:.2f})" if repeat > 1 else ""
                         print(
                             f"  {r['candidate'][:66]:66s} {r['seconds'] * 1e3:8.2f} ms "
-                            f"{r['ratio']:6.2f}{spread}  {r['check']}",
+                            f"{r['ratio']:6.2f}{spread} alone {r['alone']:5.2f}  {r['check']}",
                             flush=True,
                         )
     return blocks
@@ -835,7 +852,9 @@ def report(blocks: list[dict[str, Any]], repeat: int) -> str:
         "1 of 1000 x 1000); S1u, S2u have no duplicates. Every exact candidate was first "
         "compared with a plain Python loop (last update wins). Ratio: time / the fastest "
         "native of its block (a plain assignment, which resolves nothing), median over "
-        f"{repeat} repeat(s) of interleaved rounds, range in brackets.",
+        f"{repeat} repeat(s) of interleaved rounds, range in brackets. *alone*: the same "
+        "ratio with each candidate called again and again, nothing in between (as in a loop "
+        "of scatters; the allocator's reuse of freed buffers differs).",
     ]
     for blk in blocks:
         title = f"{blk['backend']} {blk['part']} {blk['workload']}"
@@ -845,14 +864,14 @@ def report(blocks: list[dict[str, Any]], repeat: int) -> str:
             "",
             f"### {title}",
             "",
-            "| candidate | check | median | ratio |",
-            "|---|---|---|---|",
+            "| candidate | check | median | ratio | alone |",
+            "|---|---|---|---|---|",
         ]
         for r in blk["rows"]:
             spread = f" ({r['low']:.2f}-{r['high']:.2f})" if repeat > 1 else ""
             lines.append(
                 f"| {r['candidate']} | {r['check']} | {r['seconds'] * 1e3:.2f} ms "
-                f"| {r['ratio']:.2f}{spread} |"
+                f"| {r['ratio']:.2f}{spread} | {r['alone']:.2f} |"
             )
     lines.append("<!-- /last-wins -->")
     return "\n".join(lines)
