@@ -791,13 +791,14 @@ def run_block(
         msg = f"{backend} {part} {key}: wrong results: {bad}"
         raise AssertionError(msg)
     natives = [c.name for c in cands if c.kind == "native"]
-    runs = []
+    runs, alone = [], []
     for _ in range(repeat):
         medians, rounds = measure(cands, budget, min_rounds=5)
         runs.append((medians, rounds))
+        in_row = {c.name: in_a_row(c, budget / len(cands)) for c in cands}
+        alone.append({n: t / min(in_row[m] for m in natives) for n, t in in_row.items()})
     seconds = {c.name: statistics.median(m[c.name] for m, _ in runs) for c in cands}
     base = min(natives, key=seconds.__getitem__)
-    alone = {c.name: in_a_row(c, budget / len(cands)) for c in cands}
     rows = []
     for c in cands:
         times = [m[c.name] for m, _ in runs]
@@ -806,7 +807,7 @@ def run_block(
             "candidate": c.name, "kind": c.kind, "check": verdicts.get(c.name, ""),
             "seconds": statistics.median(times), "ratio": statistics.median(ratios),
             "low": min(ratios), "high": max(ratios),
-            "alone": alone[c.name] / min(alone[n] for n in natives),
+            "alone": statistics.median(a[c.name] for a in alone),
         })  # fmt: skip
     return {
         "backend": backend, "part": part, "workload": key, "reduce": reduce, "base": base,
@@ -854,7 +855,8 @@ def report(blocks: list[dict[str, Any]], repeat: int) -> str:
         "native of its block (a plain assignment, which resolves nothing), median over "
         f"{repeat} repeat(s) of interleaved rounds, range in brackets. *alone*: the same "
         "ratio with each candidate called again and again, nothing in between (as in a loop "
-        "of scatters; the allocator's reuse of freed buffers differs).",
+        "of scatters; the allocator's reuse of freed buffers differs), median over the "
+        "repeats; noisier, since a burst of other work on the machine hits one candidate.",
     ]
     for blk in blocks:
         title = f"{blk['backend']} {blk['part']} {blk['workload']}"
