@@ -322,7 +322,7 @@ def warm(w: Work, budget: float, repeat: int) -> dict[str, Any]:
         per = [r[c.name] / min(r[n] for n in natives) for r in runs]
         rows.append({
             "name": c.name, "kind": c.kind, "seconds": seconds[c.name],
-            "ratio": seconds[c.name] / seconds[fastest], "low": min(per), "high": max(per),
+            "ratio": statistics.median(per), "low": min(per), "high": max(per),
         })  # fmt: skip
     return {"workload": w.key, "title": w.title, "native": fastest, "rows": rows}
 
@@ -431,6 +431,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--shapes", type=int, default=None, help="new shapes per first call")
     parser.add_argument("--workloads", nargs="+", default=None)
     parser.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
+    parser.add_argument("--print-only", action="store_true", help="write nothing")
     args = parser.parse_args(argv)
     set_threads(args.threads, ["jax"])
     import jax
@@ -456,7 +457,7 @@ def main(argv: list[str] | None = None) -> None:
                 f"({r['compiles']:g} compilations)",
                 flush=True,
             )
-    if not args.quick:
+    if not (args.quick or args.print_only):
         write_section("jax-eager", report(warm_rows, first_rows, args.repeat, shapes))
 
 

@@ -443,7 +443,7 @@ def run_block(
             continue
         per = [m[c.name] / min(m[n] for n in natives) for m in repeats]
         ratios[c.policy or c.name] = {
-            "ratio": seconds[c.name] / seconds[fastest], "low": min(per), "high": max(per),
+            "ratio": statistics.median(per), "low": min(per), "high": max(per),
             "name": c.name, "seconds": seconds[c.name],
         }  # fmt: skip
     return {
