@@ -190,8 +190,11 @@ def _vector_bad_host(p: Any, i: Any) -> bool:
     """:func:`_vector_bad` on a NumPy view of the index: one min and one max per axis."""
     if not i.size:
         return False
-    sizes = np.asarray(p.shape[: i.shape[-1]])
-    return bool((i.min(axis=0) < 0).any() or (i.max(axis=0) >= sizes).any())
+    sizes = p.shape[: i.shape[-1]]
+    low, high = i.min(), i.max()  # contiguous reductions; per axis only where they cannot tell
+    if low >= 0 and high < min(sizes):
+        return False
+    return bool(low < 0 or (i.reshape(-1, i.shape[-1]).max(axis=0) >= np.asarray(sizes)).any())
 
 
 def _along_bad_host(p: Any, i: Any) -> bool:
