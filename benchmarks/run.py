@@ -10,8 +10,8 @@ Every candidate of one workload on one backend is timed in the same process, int
 over the rounds is reported. JAX runs with ``jax_enable_x64`` so that the indices stay int64.
 
 The report is ``RESULTS.template.md`` with its named sections filled by the ``section_*``
-functions; the scale-out (``scale_out.py``) and scatter (``scatter.py``) sections are carried
-over from the old report.
+functions; the sections the other scripts write (:data:`CARRIED`: ``scale_out.py``,
+``scatter.py``, ``last_wins.py``, ``jax_eager.py``) are carried over from the old report.
 """
 
 from __future__ import annotations
@@ -304,19 +304,37 @@ def marked(r, target, digits=2):
 
 
 TEMPLATE = HERE / "RESULTS.template.md"
-SCALE_OUT = re.compile(r"<!-- scale-out.*?<!-- /scale-out -->", re.S)
-SCATTER = re.compile(r"<!-- scatter -->.*?<!-- /scatter -->", re.S)
+#: Sections of the report written by other scripts (``<!-- name -->`` ... ``<!-- /name -->``),
+#: each the template field of its name with "_" for "-".
+CARRIED = ("scale-out", "scatter", "last-wins", "jax-eager")
+
+
+def _section_pattern(name):
+    return re.compile(rf"<!-- {re.escape(name)}[ :].*?<!-- /{re.escape(name)} -->", re.S)
+
+
+def write_section(name, block, path=HERE / "RESULTS.md"):
+    """`block` (which starts with ``<!-- name`` and ends with ``<!-- /name -->``) in place
+    of the report's section `name`, or appended to the report."""
+    text = path.read_text() if path.exists() else ""
+    pattern = _section_pattern(name)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: block, text)
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    path.write_text(text)
 
 
 def build_report(res, quick, previous=""):
     """The report: ``RESULTS.template.md`` with each named section filled by its function
-    below (an empty string where the run measured nothing for it). The scale-out section,
-    written by ``scale_out.py``, and the scatter section, written by ``scatter.py``, are
-    carried over from `previous` (the old report)."""
+    below (an empty string where the run measured nothing for it). The sections other
+    scripts write (:data:`CARRIED`) are carried over from `previous` (the old report)."""
     m = res["machine"]
     th = res.get("threads", 1)
-    found = SCALE_OUT.search(previous)
-    scatters = SCATTER.search(previous)
+    carried = {}
+    for name in CARRIED:
+        found = _section_pattern(name).search(previous)
+        carried[name.replace("-", "_")] = found.group(0) if found else ""
     sections = {
         "quick": (
             "**Smoke run (`--quick`): small data, numbers are not meaningful.**\n\n"
@@ -340,8 +358,7 @@ def build_report(res, quick, previous=""):
         "scaling": section_scaling(res),
         "timings": section_timings(res),
         "notes": section_notes(res),
-        "scale_out": found.group(0) if found else "",
-        "scatter": scatters.group(0) if scatters else "",
+        **carried,
     }
     text = string.Template(TEMPLATE.read_text()).substitute(sections)
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"

@@ -1,27 +1,43 @@
 """The scatters against each backend's own idioms of the same semantics, side by side.
 
     python benchmarks/scatter.py            # writes the scatter section of RESULTS.md
-    python benchmarks/scatter.py --quick    # small data, writes nothing
+    python benchmarks/scatter.py --quick    # small data, a few minutes; writes nothing
+    python benchmarks/scatter.py --backends numpy torch --reduces update add --repeat 3
 
 Workloads:
     S1  scatter_nd: 200k point updates into 2000 x 2000 float32 (duplicates included)
     S2  scatter_d / put_along_axis: 1000 x 1000 float32, index 1000 x 200 along axis 1
+    S1u, S2u  the same sizes, every target written once (no duplicates)
 
-Each candidate is timed interleaved in one process (``run.measure``: median over rounds,
-results checked against NumPy's on the warm-up call). The ratio is portagather over the
-fastest native candidate of the same reduction. NumPy's and PyTorch's own "update" idioms
-(fancy assignment, ``index_put_``, ``scatter``) resolve nothing: which duplicate wins is
-their write order, which NumPy does not document and PyTorch documents as unspecified;
-portagather's "update" checks its winners, which is what its ratio pays for.
+Each block (one workload, backend and reduction) times its candidates interleaved in one
+process (``run.measure``: median over rotating rounds), after comparing every candidate's
+result with a reference: a plain Python loop over the updates in order for ``"update"`` (the
+last update wins), ``ufunc.at`` for the reductions. The ratio is portagather over the fastest
+native candidate of the same reduction. NumPy's and PyTorch's own ``"update"`` idioms (fancy
+assignment, ``index_put_``, ``scatter_``) resolve nothing: which duplicate wins is their write
+order, which NumPy does not document and PyTorch documents as unspecified, so they are not
+compared on data with duplicates; portagather's ``"update"`` resolves its winners, which is
+what its ratio pays for. On S1u and S2u the natives include the idioms that are only right
+without duplicates (``out[idx] = op(out[idx], u)``, ``unique_indices=True``), and portagather
+runs with and without ``unique_indices=True`` where its functions take the keyword (found by
+``inspect.signature``, so the script runs before and after they do).
+
+JAX runs under ``jit`` (``bad_indices="clip"`` against ``mode="clip"``) and eagerly on
+concrete arrays (``"error"`` and ``"clip"`` against the same idioms outside ``jit``): warm
+calls, and first calls on a new shape (the median over several index shapes that no candidate
+has seen). TensorFlow's ``tensor_scatter_nd_*`` (no multiply) is compared with portagather on
+NumPy, on S1.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
-import re
+import statistics
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,267 +47,613 @@ sys.path.insert(0, str(HERE))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np  # noqa: E402
-from run import machine, measure  # noqa: E402
+from run import machine, marked, measure, set_threads, write_section  # noqa: E402
 from workloads import Candidate  # noqa: E402
 
 import portagather as pg  # noqa: E402
 
-REDUCES = ("add", "max", "update")
-START, END = "<!-- scatter -->", "<!-- /scatter -->"
+REDUCES = ("update", "add", "max", "min", "multiply")
+WORKLOADS = ("S1", "S1u", "S2", "S2u")
+BACKENDS = ("numpy", "torch", "jax", "jax-eager", "tensorflow")
+#: The bounds of issue 22: "update" with last-wins against the plain indexed assignment;
+#: every reduction, and "update" under unique_indices=True, against the fastest native.
+UPDATE_BOUND, REDUCE_BOUND = 1.5, 1.05
+EAGER_WARM_BOUND, EAGER_FIRST_BOUND = 1.2, 1.5
+
+PG, NATIVE = "pg", "native"
 
 
-def _s1(quick: bool) -> dict[str, Any]:
-    rng = np.random.default_rng(0)
-    n, m = (200, 2000) if quick else (2000, 200_000)
-    return {
-        "params": rng.random((n, n), dtype=np.float32),
-        "indices": rng.integers(0, n, (m, 2)),
-        "updates": rng.random(m, dtype=np.float32),
-    }
+# ------------------------------------------------------------------------------ data
 
 
-def _s2(quick: bool) -> dict[str, Any]:
-    rng = np.random.default_rng(1)
+def make_workload(key: str, quick: bool, points: int | None = None) -> dict[str, Any]:
+    """params, indices, updates of `key`; `points` (S1) or index columns (S2) replace the
+    default count, for first calls on new shapes."""
+    rng = np.random.default_rng({"S1": 0, "S1u": 2, "S2": 1, "S2u": 3}[key])
+    if key.startswith("S1"):
+        side, m = (200, 2000) if quick else (2000, 200_000)
+        m = points or m
+        if key == "S1u":
+            flat = rng.choice(side * side, m, replace=False)
+            indices = np.stack([flat // side, flat % side], axis=1)
+        else:
+            indices = rng.integers(0, side, (m, 2))
+        return {
+            "params": rng.random((side, side), dtype=np.float32),
+            "indices": indices,
+            "updates": rng.random(m, dtype=np.float32),
+        }
     rows, cols, k = (100, 100, 20) if quick else (1000, 1000, 200)
+    k = points or k
+    if key == "S2u":
+        indices = np.argsort(rng.random((rows, cols)), axis=1)[:, :k]
+    else:
+        indices = rng.integers(0, cols, (rows, k))
     return {
         "params": rng.random((rows, cols), dtype=np.float32),
-        "indices": rng.integers(0, cols, (rows, k)),
+        "indices": indices,
         "updates": rng.random((rows, k), dtype=np.float32),
     }
 
 
-def _numpy(work: str, data: dict[str, Any], reduce: str) -> list[Candidate]:
+UFUNCS = {"add": np.add, "max": np.maximum, "min": np.minimum, "multiply": np.multiply}
+
+
+def flat_positions(key: str, params: Any, indices: Any) -> Any:
+    if key.startswith("S1"):
+        return indices[:, 0] * params.shape[1] + indices[:, 1]
+    return (np.arange(params.shape[0])[:, None] * params.shape[1] + indices).reshape(-1)
+
+
+def expected(key: str, data: dict[str, Any], reduce: str) -> Any:
+    """The reference: a Python loop over the updates in order ("update": the last wins),
+    ``ufunc.at`` for the reductions."""
+    p = data["params"]
+    flat = flat_positions(key, p, data["indices"])
+    updates = data["updates"].reshape(-1)
+    if reduce == "update":
+        out = p.reshape(-1).tolist()
+        for position, value in zip(flat.tolist(), updates.tolist(), strict=True):
+            out[position] = value
+        return np.asarray(out, dtype=p.dtype).reshape(p.shape)
+    line = p.copy().reshape(-1)
+    UFUNCS[reduce].at(line, flat, updates)
+    return line.reshape(p.shape)
+
+
+def promise_kwargs(fn: Callable[..., Any]) -> dict[str, Any] | None:
+    """``{"unique_indices": True}`` where `fn` takes the keyword; None where not (yet)."""
+    if "unique_indices" in inspect.signature(fn).parameters:
+        return {"unique_indices": True}
+    return None
+
+
+def pg_call(key: str, p: Any, i: Any, u: Any, reduce: str, policy: str, **extra: Any) -> Any:
+    if key.startswith("S1"):
+        return pg.scatter_nd(p, i, u, reduce=reduce, bad_indices=policy, **extra)
+    return pg.put_along_axis(p, i, u, axis=1, reduce=reduce, bad_indices=policy, **extra)
+
+
+def pg_candidates(
+    key: str, args: tuple[Any, ...], reduce: str, policies: tuple[str, ...],
+    wrap: Callable[[Callable[..., Any]], Callable[..., Any]] | None = None,
+) -> list[Candidate]:  # fmt: skip
+    """portagather under each policy, and under the last with ``unique_indices=True`` on
+    S1u/S2u (where the functions take it). `wrap` turns ``f(p, i, u)`` into what is timed
+    (``jax.jit``); the candidate's ``policy`` is the column its ratio goes in."""
+    function = pg.scatter_nd if key.startswith("S1") else pg.put_along_axis
+    variants = [(policy, policy, {}) for policy in policies]
+    promise = promise_kwargs(function)
+    if key.endswith("u") and promise is not None:
+        variants.append(("promise", policies[-1], promise))
+    out = []
+    for column, policy, extra in variants:
+
+        def f(p: Any, i: Any, u: Any, policy: str = policy, extra: Any = extra) -> Any:
+            return pg_call(key, p, i, u, reduce, policy, **extra)
+
+        g = wrap(f) if wrap is not None else f
+        label = f"pg {policy}" + (" unique_indices=True" if extra else "")
+        out.append(Candidate(label, PG, lambda g=g: g(*args), policy=column))
+    return out
+
+
+# ------------------------------------------------------------------------------ natives
+
+
+def _numpy(key: str, data: dict[str, Any], reduce: str) -> list[Candidate]:
     p, i, u = data["params"], data["indices"], data["updates"]
-    ufunc = {"add": np.add, "max": np.maximum}.get(reduce)
-    if work == "S1":
+    ufunc = UFUNCS.get(reduce)
+    unique = key.endswith("u")
+    s1 = key.startswith("S1")
+    where = (i[:, 0], i[:, 1]) if s1 else (np.arange(p.shape[0])[:, None], i)
+    line = u.reshape(-1)
 
-        def at_pairs() -> Any:
-            out = p.copy()
-            if ufunc is None:
-                out[i[:, 0], i[:, 1]] = u
-            else:
-                ufunc.at(out, (i[:, 0], i[:, 1]), u)
-            return out
-
-        def at_flat() -> Any:  # the hand-written flat form, positions computed in the call
-            out = p.copy()
-            positions = i[:, 0] * p.shape[1] + i[:, 1]
-            if ufunc is None:
-                out.reshape(-1)[positions] = u
-            else:
-                ufunc.at(out.reshape(-1), positions, u)
-            return out
-
-        natives = [Candidate("out[i0, i1] (op).at", "native", at_pairs),
-                   Candidate("flat (op).at", "native", at_flat)]  # fmt: skip
-        mine = Candidate("pg.scatter_nd", "pg", lambda: pg.scatter_nd(p, i, u, reduce=reduce))
-        return [mine, *natives]
-    rows = np.arange(p.shape[0])[:, None]
-
-    def native() -> Any:
+    def at_axes() -> Any:
         out = p.copy()
         if ufunc is None:
-            np.put_along_axis(out, i, u, axis=1)
+            out[where] = u
         else:
-            ufunc.at(out, (rows, i), u)
+            ufunc.at(out, where, u)
         return out
 
-    name = "np.put_along_axis" if ufunc is None else "(op).at(out, (rows, i))"
+    def at_flat() -> Any:  # the hand-written flat form, positions computed in the call
+        out = p.copy()
+        flat = flat_positions(key, p, i)
+        if ufunc is None:
+            out.reshape(-1)[flat] = line
+        else:
+            ufunc.at(out.reshape(-1), flat, line)
+        return out
 
-    def mine() -> Any:
-        return pg.put_along_axis(p, i, u, axis=1, reduce=reduce)
+    def gather_op_scatter() -> Any:  # right only without duplicates
+        out = p.copy()
+        flat = flat_positions(key, p, i)
+        view = out.reshape(-1)
+        assert ufunc is not None
+        view[flat] = ufunc(view[flat], line)
+        return out
 
-    return [Candidate("pg.put_along_axis", "pg", mine), Candidate(name, "native", native)]
+    op = "assign" if ufunc is None else f"{ufunc.__name__}.at"
+    natives = [
+        Candidate(f"out[{'i0, i1' if s1 else 'rows, i'}] {op}", NATIVE, at_axes),
+        Candidate(f"flat {op}", NATIVE, at_flat),
+    ]
+    if not s1 and ufunc is None:
+        natives.append(Candidate("np.put_along_axis", NATIVE, lambda: _put_along(p, i, u)))
+    if unique and ufunc is not None:
+        natives.append(Candidate("flat out[f] = op(out[f], u)", NATIVE, gather_op_scatter))
+    return pg_candidates(key, (p, i, u), reduce, ("error", "unchecked")) + natives
 
 
-def _torch(work: str, data: dict[str, Any], reduce: str) -> list[Candidate]:
+def _put_along(p: Any, i: Any, u: Any) -> Any:
+    out = p.copy()
+    np.put_along_axis(out, i, u, axis=1)
+    return out
+
+
+TORCH_REDUCE = {"add": "sum", "max": "amax", "min": "amin", "multiply": "prod"}
+TORCH_OP = {"add": "add", "max": "maximum", "min": "minimum", "multiply": "mul"}
+
+
+def _torch(key: str, data: dict[str, Any], reduce: str) -> list[Candidate]:
     import torch
 
     p, i, u = (torch.from_numpy(data[k]) for k in ("params", "indices", "updates"))
-    torch_reduce = {"add": "sum", "max": "amax"}.get(reduce)
-    if work == "S1":
-        flat = i[:, 0] * p.shape[1] + i[:, 1]
+    how = TORCH_REDUCE.get(reduce)
+    s1 = key.startswith("S1")
+    unique = key.endswith("u")
+    line = u.reshape(-1)
 
-        def native() -> Any:
-            out = p.clone().reshape(-1)
-            positions = i[:, 0] * p.shape[1] + i[:, 1]
-            if torch_reduce is None:
-                return out.index_put_((positions,), u).reshape(p.shape)
-            return out.scatter_reduce_(0, positions, u, torch_reduce).reshape(p.shape)
+    def positions() -> Any:
+        if s1:
+            return i[:, 0] * p.shape[1] + i[:, 1]
+        return (torch.arange(p.shape[0])[:, None] * p.shape[1] + i).reshape(-1)
 
-        def index_put() -> Any:
-            out = p.clone()
-            if reduce == "max":
-                return out.reshape(-1).scatter_reduce_(0, flat, u, "amax").reshape(p.shape)
-            return out.index_put_((i[:, 0], i[:, 1]), u, accumulate=reduce == "add")
-
-        return [
-            Candidate("pg.scatter_nd", "pg", lambda: pg.scatter_nd(p, i, u, reduce=reduce)),
-            Candidate("flat scatter_reduce_ / index_put_", "native", native),
-            Candidate("index_put_(accumulate)", "native", index_put),
-        ]
-
-    def along() -> Any:
+    def flat_scatter() -> Any:
         out = p.clone()
-        if torch_reduce is None:
-            return out.scatter_(1, i, u)
-        return out.scatter_reduce_(1, i, u, torch_reduce)
+        flat = out.view(-1)
+        if how is None:
+            flat.scatter_(0, positions(), line)
+        elif reduce == "add":
+            flat.scatter_add_(0, positions(), line)
+        else:
+            flat.scatter_reduce_(0, positions(), line, how)
+        return out
 
+    def flat_index() -> Any:  # index_put_ / index_add_ on the flat view
+        out = p.clone()
+        if reduce == "add":
+            out.view(-1).index_add_(0, positions(), line)
+        else:
+            out.view(-1).index_put_((positions(),), line)
+        return out
+
+    def gather_op_scatter() -> Any:  # right only without duplicates
+        out = p.clone()
+        flat, view = positions(), out.view(-1)
+        old = view.index_select(0, flat)
+        view.scatter_(0, flat, getattr(torch, TORCH_OP[reduce])(old, line))
+        return out
+
+    natives = [Candidate("flat scatter_/scatter_add_/scatter_reduce_", NATIVE, flat_scatter)]
+    if reduce in ("update", "add"):
+        natives.append(Candidate("flat index_put_ / index_add_", NATIVE, flat_index))
+    if s1:
+        if reduce in ("update", "add"):
+
+            def index_put() -> Any:
+                return p.clone().index_put_((i[:, 0], i[:, 1]), u, accumulate=reduce == "add")
+
+            natives.append(Candidate("index_put_((i0, i1))", NATIVE, index_put))
+        mine = pg_candidates(key, (p, i, u), reduce, ("error", "unchecked"))
+    else:
+
+        def along() -> Any:
+            out = p.clone()
+            if how is None:
+                return out.scatter_(1, i, u)
+            if reduce == "add":
+                return out.scatter_add_(1, i, u)
+            return out.scatter_reduce_(1, i, u, how)
+
+        natives.append(Candidate("scatter_/scatter_add_/scatter_reduce_(1)", NATIVE, along))
+        mine = _torch_scatter_d(key, (p, i, u), reduce)
+    if unique and how is not None:
+        natives.append(Candidate("flat out[f] = op(out[f], u)", NATIVE, gather_op_scatter))
+    return mine + natives
+
+
+def _torch_scatter_d(key: str, args: tuple[Any, ...], reduce: str) -> list[Candidate]:
+    """S2 on PyTorch through ``scatter_d`` (torch's own argument order)."""
+    promise = promise_kwargs(pg.scatter_d)
+    variants = [("error", "error", {}), ("unchecked", "unchecked", {})]
+    if key.endswith("u") and promise is not None:
+        variants.append(("promise", "unchecked", promise))
+    p, i, u = args
     return [
-        Candidate("pg.scatter_d", "pg", lambda: pg.scatter_d(p, 1, i, u, reduce=reduce)),
-        Candidate("torch scatter_ / scatter_reduce_", "native", along),
+        Candidate(
+            f"pg.scatter_d {policy}" + (" unique_indices=True" if extra else ""), PG,
+            lambda policy=policy, extra=extra: pg.scatter_d(
+                p, 1, i, u, reduce=reduce, bad_indices=policy, **extra
+            ),
+            policy=column,
+        )
+        for column, policy, extra in variants
+    ]  # fmt: skip
+
+
+JAX_METHOD = {"update": "set", "add": "add", "max": "max", "min": "min", "multiply": "multiply"}
+
+
+def _jax_natives(key: str, p: Any, reduce: str) -> list[tuple[str, Callable[..., Any]]]:
+    """JAX's own idioms as functions of (p, i, u), for ``jit`` or eager calls."""
+    import jax.numpy as jnp
+
+    method = JAX_METHOD[reduce]
+    s1 = key.startswith("S1")
+    rows = None if s1 else jnp.arange(p.shape[0])[:, None]
+
+    def where(i: Any) -> Any:
+        return (i[:, 0], i[:, 1]) if s1 else (rows, i)
+
+    def at(p: Any, i: Any, u: Any) -> Any:
+        return getattr(p.at[where(i)], method)(u, mode="clip")
+
+    def at_unique(p: Any, i: Any, u: Any) -> Any:
+        return getattr(p.at[where(i)], method)(u, mode="clip", unique_indices=True)
+
+    def at_flat(p: Any, i: Any, u: Any) -> Any:  # flat positions: no clamp per component
+        if s1:
+            flat = i[:, 0] * p.shape[1] + i[:, 1]
+        else:
+            flat = (rows * p.shape[1] + i).reshape(-1)
+        line = getattr(p.reshape(-1).at[flat], method)(u.reshape(-1), mode="promise_in_bounds")
+        return line.reshape(p.shape)
+
+    where_name = "i0, i1" if s1 else "rows, i"
+    natives = [
+        (f'.at[{where_name}].{method}(mode="clip")', at),
+        (f".at[flat].{method}", at_flat),
     ]
+    if key.endswith("u"):
+        natives.append((f".at[{where_name}].{method}(unique_indices=True)", at_unique))
+    return natives
 
 
-def _jax(work: str, data: dict[str, Any], reduce: str) -> list[Candidate]:
+def _jax(key: str, data: dict[str, Any], reduce: str) -> list[Candidate]:
     import jax
     import jax.numpy as jnp
 
     p, i, u = (jnp.asarray(data[k]) for k in ("params", "indices", "updates"))
-    method = {"add": "add", "max": "max", "update": "set"}[reduce]
-    if work == "S1":
-        mine = jax.jit(lambda p, i, u: pg.scatter_nd(p, i, u, reduce=reduce, bad_indices="clip"))
-        native = jax.jit(lambda p, i, u: getattr(p.at[i[:, 0], i[:, 1]], method)(u, mode="clip"))
-    else:
-        rows = jnp.arange(p.shape[0])[:, None]
-        mine = jax.jit(
-            lambda p, i, u: pg.put_along_axis(p, i, u, axis=1, reduce=reduce, bad_indices="clip")
-        )
-        native = jax.jit(lambda p, i, u: getattr(p.at[rows, i], method)(u, mode="clip"))
-    return [
-        Candidate("pg (jit, clip)", "pg", lambda: mine(p, i, u).block_until_ready()),
-        Candidate(".at[...] (jit, clip)", "native", lambda: native(p, i, u).block_until_ready()),
-    ]
+
+    def jit(f: Callable[..., Any]) -> Callable[..., Any]:
+        jitted = jax.jit(f)
+        return lambda *a: jitted(*a).block_until_ready()
+
+    mine = pg_candidates(key, (p, i, u), reduce, ("clip",), wrap=jit)
+    natives = []
+    for name, f in _jax_natives(key, p, reduce):
+        jitted = jit(f)
+        natives.append(Candidate(f"{name} (jit)", NATIVE, lambda f=jitted: f(p, i, u)))
+    return mine + natives
 
 
-def _tensorflow(work: str, data: dict[str, Any], reduce: str) -> list[Candidate]:
+def _jax_eager(key: str, data: dict[str, Any], reduce: str) -> list[Candidate]:
+    import jax.numpy as jnp
+
+    p, i, u = (jnp.asarray(data[k]) for k in ("params", "indices", "updates"))
+
+    def ready(f: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda *a: f(*a).block_until_ready()
+
+    mine = pg_candidates(key, (p, i, u), reduce, ("error", "clip"), wrap=ready)
+    natives = []
+    for name, f in _jax_natives(key, p, reduce):
+        eager = ready(f)
+        natives.append(Candidate(f"{name} (eager)", NATIVE, lambda f=eager: f(p, i, u)))
+    return mine + natives
+
+
+def _tensorflow(key: str, data: dict[str, Any], reduce: str) -> list[Candidate]:
     import tensorflow as tf
 
-    if work != "S1":
+    ops = {"update": tf.tensor_scatter_nd_update, "add": tf.tensor_scatter_nd_add,
+           "max": tf.tensor_scatter_nd_max, "min": tf.tensor_scatter_nd_min}  # fmt: skip
+    if key != "S1" or reduce not in ops:
         return []
     p, i, u = (tf.constant(data[k]) for k in ("params", "indices", "updates"))
-    op = {"add": tf.tensor_scatter_nd_add, "max": tf.tensor_scatter_nd_max,
-          "update": tf.tensor_scatter_nd_update}[reduce]  # fmt: skip
-
-    def mine() -> Any:
-        return pg.scatter_nd(data["params"], data["indices"], data["updates"], reduce=reduce)
-
-    return [
-        Candidate("pg.scatter_nd (NumPy)", "pg", mine),
-        Candidate(f"tf.{op.__name__}", "native", lambda: op(p, i, u)),
-    ]
+    op = ops[reduce]
+    mine = pg_candidates(key, (data["params"], data["indices"], data["updates"]), reduce,
+                         ("error", "unchecked"))  # fmt: skip
+    return mine + [Candidate(f"tf.{op.__name__}", NATIVE, lambda: op(p, i, u))]
 
 
-BACKENDS: dict[str, Callable[[str, dict[str, Any], str], list[Candidate]]] = {
-    "numpy": _numpy, "torch": _torch, "jax": _jax, "tensorflow": _tensorflow,
+BACKEND_CANDIDATES: dict[str, Callable[[str, dict[str, Any], str], list[Candidate]]] = {
+    "numpy": _numpy, "torch": _torch, "jax": _jax, "jax-eager": _jax_eager,
+    "tensorflow": _tensorflow,
 }  # fmt: skip
 
 
-def _expected(work: str, data: dict[str, Any], reduce: str) -> Any:
-    """NumPy's answer for the checks (duplicates under "update": the last one)."""
-    p, i, u = data["params"], data["indices"], data["updates"]
-    out = p.copy()
-    if work == "S1":
-        flat = i[:, 0] * p.shape[1] + i[:, 1]
-        where: Any = flat
-        out = out.reshape(-1)
-    else:
-        where = (np.arange(p.shape[0])[:, None], i)
-    if reduce == "add":
-        np.add.at(out, where, u)
-    elif reduce == "max":
-        np.maximum.at(out, where, u)
-    else:
-        out[where] = u  # NumPy writes in order, which the tests' reference checks elsewhere
-    return out.reshape(p.shape)
+# ------------------------------------------------------------------------------ running
 
 
-def run(quick: bool, backends: list[str]) -> list[dict[str, Any]]:
-    rows = []
-    for work, make in (("S1", _s1), ("S2", _s2)):
-        data = make(quick)
-        for backend in backends:
-            for reduce in REDUCES:
-                cands = BACKENDS[backend](work, data, reduce)
-                if not cands:
+def check(cands: list[Candidate], want: Any, key: str, reduce: str, backend: str) -> None:
+    """Every candidate against the reference, before any timing. Natives of "update" are
+    not checked where there are duplicates (their write order decides), and none is
+    checked on data they are only right for without duplicates unless it has none."""
+    for c in cands:
+        if c.kind == NATIVE and reduce == "update" and not key.endswith("u"):
+            continue
+        got = c.fn()
+        got = got.numpy() if hasattr(got, "numpy") and not isinstance(got, np.ndarray) else got
+        got = np.asarray(got)
+        if reduce in ("add", "multiply"):  # float sums and products depend on the order
+            same = np.allclose(got, want, rtol=1e-5)
+        else:
+            same = np.array_equal(got, want)
+        if not same:
+            msg = f"{key} {backend} {reduce}: {c.name} differs from the reference"
+            raise AssertionError(msg)
+
+
+def run_block(
+    key: str, data: dict[str, Any], backend: str, reduce: str, want: Any, budget: float,
+    repeat: int,
+) -> dict[str, Any] | None:  # fmt: skip
+    cands = BACKEND_CANDIDATES[backend](key, data, reduce)
+    if not cands:
+        return None
+    check(cands, want, key, reduce, backend)
+    repeats = []
+    rounds = 0
+    for k in range(repeat):
+        if k:  # candidates made afresh: new compilations, new buffers
+            cands = BACKEND_CANDIDATES[backend](key, data, reduce)
+        medians, n = measure(cands, budget, min_rounds=5)
+        repeats.append(medians)
+        rounds += n
+    names = [c.name for c in cands]
+    seconds = {n: statistics.median(m[n] for m in repeats) for n in names}
+    natives = [c.name for c in cands if c.kind == NATIVE]
+    fastest = min(natives, key=seconds.__getitem__)
+    ratios: dict[str, dict[str, float]] = {}
+    for c in cands:
+        if c.kind != PG:
+            continue
+        per = [m[c.name] / min(m[n] for n in natives) for m in repeats]
+        ratios[c.policy or c.name] = {
+            "ratio": statistics.median(per), "low": min(per), "high": max(per),
+            "name": c.name, "seconds": seconds[c.name],
+        }  # fmt: skip
+    return {
+        "workload": key, "backend": backend, "reduce": reduce, "native": fastest,
+        "native_s": seconds[fastest], "ratios": ratios, "rounds": rounds, "seconds": seconds,
+    }  # fmt: skip
+
+
+def first_calls(
+    key: str, reduce: str, quick: bool, shapes: int, policies: tuple[str, ...],
+) -> dict[str, Any]:  # fmt: skip
+    """Eager JAX: the first call on an index shape no candidate has seen, for each candidate
+    and `shapes` shapes (each candidate its own), interleaved; medians."""
+    import jax.numpy as jnp
+
+    base = 2000 if quick else 200_000
+    step = 1 if key.startswith("S2") else 7
+    if key.startswith("S2"):
+        base = 20 if quick else 200
+    sample = make_workload(key, quick)
+    native_fns = _jax_natives(key, jnp.asarray(sample["params"]), reduce)[:1]
+    names = [f"pg {policy}" for policy in policies] + [n for n, _ in native_fns]
+    times: dict[str, list[float]] = {n: [] for n in names}
+    serial = 0
+    for s in range(-1, shapes):  # round -1 is discarded: it pays what is paid once a process
+        order = names[s % len(names) :] + names[: s % len(names)]
+        for name in order:
+            serial += 1
+            data = make_workload(key, quick, points=base - step * serial)
+            p, i, u = (jnp.asarray(data[k]) for k in ("params", "indices", "updates"))
+            p.block_until_ready()
+            t0 = time.perf_counter()
+            if name.startswith("pg "):
+                result = pg_call(key, p, i, u, reduce, name[3:])
+            else:
+                result = native_fns[0][1](p, i, u)
+            result.block_until_ready()
+            if s >= 0:
+                times[name].append(time.perf_counter() - t0)
+    return {n: statistics.median(ts) for n, ts in times.items()}
+
+
+def run(
+    quick: bool, backends: list[str], reduces: list[str], keys: list[str], repeat: int,
+    shapes: int,
+) -> dict[str, Any]:  # fmt: skip
+    budget = 0.3 if quick else 3.0
+    blocks, firsts = [], []
+    for key in keys:
+        data = make_workload(key, quick)
+        for reduce in reduces:
+            want = expected(key, data, reduce)
+            for backend in backends:
+                blk = run_block(key, data, backend, reduce, want, budget, repeat)
+                if blk is None:
                     continue
-                for c in cands:
-                    c.inner = 1 if not quick else 3
-                expected = _expected(work, data, reduce) if reduce != "update" else None
-                medians, rounds = measure(cands, 0.5 if quick else 4.0, min_rounds=5, expected=None)
-                if expected is not None:
-                    for c in cands:
-                        got = np.asarray(c.fn())
-                        assert np.allclose(got, expected, rtol=1e-5), (work, backend, c.name)
-                mine = min(medians[c.name] for c in cands if c.kind == "pg")
-                native = min(medians[c.name] for c in cands if c.kind == "native")
-                fastest = min(
-                    (c for c in cands if c.kind == "native"), key=lambda c: medians[c.name]
+                blocks.append(blk)
+                cells = ", ".join(
+                    f"{col} {r['ratio']:.2f}" + (f" ({r['low']:.2f}-{r['high']:.2f})"
+                                                 if repeat > 1 else "")
+                    for col, r in blk["ratios"].items()
+                )  # fmt: skip
+                print(
+                    f"{key:3} {backend:10} {reduce:8} native {blk['native_s'] * 1e3:8.2f} ms "
+                    f"({blk['native']}): {cells}",
+                    flush=True,
                 )
-                rows.append({
-                    "workload": work, "backend": backend, "reduce": reduce,
-                    "portagather_s": mine, "native_s": native, "native": fastest.name,
-                    "ratio": mine / native, "rounds": rounds,
-                })  # fmt: skip
-                times = f"{mine * 1e3:8.2f} ms / {native * 1e3:8.2f} ms"
-                print(f"{work} {backend:10} {reduce:7} {times} ({fastest.name}) = "
-                      f"{mine / native:.2f}", flush=True)  # fmt: skip
-    return rows
+            if "jax-eager" in backends and not key.endswith("u"):
+                first = first_calls(key, reduce, quick, shapes, ("error", "clip"))
+                firsts.append({"workload": key, "reduce": reduce, "seconds": first})
+                print(f"{key:3} jax first {reduce:8} " + ", ".join(
+                    f"{n} {t * 1e3:.0f} ms" for n, t in first.items()), flush=True)  # fmt: skip
+    return {"blocks": blocks, "first_calls": firsts}
 
 
-def report(rows: list[dict[str, Any]]) -> str:
+# ------------------------------------------------------------------------------ report
+
+
+def _cell(r: dict[str, Any] | None, bound: float | None, repeat: int) -> str:
+    if r is None:
+        return "-"
+    text = marked(r["ratio"], bound) if bound is not None else f"{r['ratio']:.2f}"
+    if repeat > 1:
+        text += f" ({r['low']:.2f}-{r['high']:.2f})"
+    return text
+
+
+def report(res: dict[str, Any], repeat: int, shapes: int) -> str:
     info = machine()
+    promised = promise_kwargs(pg.scatter_nd) is not None
     lines = [
-        START,
+        "<!-- scatter -->",
         "## Scatters",
         "",
-        f"`python benchmarks/scatter.py` on {info['cpu']} ({info['cores']} cores), Python "
+        f"`python benchmarks/scatter.py --repeat {repeat}` on {info['cpu']} ({info['cores']} "
+        "cores, shared with other work: the ranges in brackets are the spread over the "
+        "repeats), one intra-op thread; Python "
         f"{info['python']}; " + ", ".join(f"{k} {v}" for k, v in info["versions"].items()) + ".",
         "",
         "S1: `scatter_nd`, 200k point updates (duplicates included) into 2000 x 2000 float32. "
         "S2: `put_along_axis` (NumPy, JAX) / `scatter_d` (PyTorch) of a 1000 x 200 index into "
-        "1000 x 1000 float32 along axis 1. Ratio: portagather / fastest native of the same "
-        "reduction, median of interleaved rounds in one process. JAX under `jit` with "
-        '`bad_indices="clip"` against `.at[...](mode="clip")`.',
+        "1000 x 1000 float32 along axis 1. S1u, S2u: the same sizes without duplicates. Ratio: "
+        "portagather / fastest native of the same reduction, median of interleaved rounds in "
+        "one process (each result first compared with a Python loop, or `ufunc.at`). JAX "
+        'under `jit` with `bad_indices="clip"` against `.at[...](mode="clip")` and the flat '
+        "`.at[flat]`. Bounds of issue 22: `\"update\"` with duplicates at most "
+        f"{UPDATE_BOUND}x (the natives resolve nothing: their write order decides which "
+        f"duplicate wins); every reduction, and `unique_indices=True`, at most {REDUCE_BOUND}x."
+        + ("" if promised else " portagather takes no `unique_indices` yet: that column is "
+           "empty."),
         "",
-        "| workload | backend | reduce | portagather | fastest native | native idiom | ratio |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for r in rows:
+        "| workload | backend | reduce | fastest native | idiom | `\"error\"` "
+        '| `"unchecked"` (JAX jit: `"clip"`) | `unique_indices=True` |',
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]  # fmt: skip
+    for b in res["blocks"]:
+        if b["backend"] in ("jax-eager", "tensorflow"):
+            continue
+        bound = UPDATE_BOUND if b["reduce"] == "update" else REDUCE_BOUND
+        r = b["ratios"]
+        cells = [
+            _cell(r.get("error"), None, repeat),
+            _cell(r.get("unchecked", r.get("clip")), bound, repeat),
+            _cell(r.get("promise"), REDUCE_BOUND, repeat),
+        ]
         lines.append(
-            f"| {r['workload']} | {r['backend']} | {r['reduce']} "
-            f"| {r['portagather_s'] * 1e3:.2f} ms | {r['native_s'] * 1e3:.2f} ms "
-            f"| {r['native']} | {r['ratio']:.2f} |"
+            f"| {b['workload']} | {b['backend']} | {b['reduce']} | {b['native_s'] * 1e3:.2f} ms "
+            f"| `{b['native']}` | " + " | ".join(cells) + " |"
         )
-    lines += [
-        "",
-        'Under "update" the native idioms resolve nothing (which duplicate wins is their '
-        "write order); portagather writes the update positions, reads them back and checks "
-        "that each target kept its last update, which is what its ratio pays for.",
-        END,
-    ]
+    eager = [b for b in res["blocks"] if b["backend"] == "jax-eager"]
+    if eager:
+        lines += [
+            "",
+            "### JAX without `jit`",
+            "",
+            "Eager calls on concrete JAX arrays against the same idioms outside `jit`. Warm: "
+            "median of interleaved rounds; bound "
+            f"{EAGER_WARM_BOUND}x. First call: one call on an index shape not seen before "
+            f"(compilations included), the median over {shapes} such shapes per candidate, "
+            f'against `.at[...](mode="clip")`; bound {EAGER_FIRST_BOUND}x.',
+            "",
+            '| workload | reduce | fastest native (warm) | idiom | `"error"` warm | `"clip"` '
+            'warm | `unique_indices=True` warm | native first call | `"error"` first '
+            '| `"clip"` first |',
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        firsts = {(f["workload"], f["reduce"]): f["seconds"] for f in res["first_calls"]}
+        for b in eager:
+            r = b["ratios"]
+            first = firsts.get((b["workload"], b["reduce"]))
+            cells = ["-", "-", "-"]
+            if first:
+                native = next(v for n, v in first.items() if not n.startswith("pg "))
+                cells = [f"{native * 1e3:.0f} ms"] + [
+                    marked(first[f"pg {pol}"] / native, EAGER_FIRST_BOUND)
+                    for pol in ("error", "clip")
+                ]
+            lines.append(
+                f"| {b['workload']} | {b['reduce']} | {b['native_s'] * 1e3:.2f} ms "
+                f"| `{b['native']}` | {_cell(r.get('error'), EAGER_WARM_BOUND, repeat)} "
+                f"| {_cell(r.get('clip'), EAGER_WARM_BOUND, repeat)} "
+                f"| {_cell(r.get('promise'), EAGER_WARM_BOUND, repeat)} | "
+                + " | ".join(cells)
+                + " |"
+            )
+    tf_rows = [b for b in res["blocks"] if b["backend"] == "tensorflow"]
+    if tf_rows:
+        lines += [
+            "",
+            "### Against TensorFlow",
+            "",
+            "portagather on NumPy against TensorFlow's `tensor_scatter_nd_*` (no multiply) "
+            "on the same data (S1).",
+            "",
+            '| reduce | TensorFlow | `"error"` | `"unchecked"` |',
+            "| --- | --- | --- | --- |",
+        ]
+        for b in tf_rows:
+            r = b["ratios"]
+            lines.append(
+                f"| {b['reduce']} | {b['native_s'] * 1e3:.2f} ms (`{b['native']}`) "
+                f"| {_cell(r.get('error'), None, repeat)} "
+                f"| {_cell(r.get('unchecked'), None, repeat)} |"
+            )
+    lines.append("<!-- /scatter -->")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=list(BACKENDS))
+    parser.add_argument("--quick", action="store_true", help="small data; writes nothing")
+    parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS)
+    parser.add_argument("--reduces", nargs="+", default=list(REDUCES), choices=REDUCES)
+    parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
+    parser.add_argument("--repeat", type=int, default=1, help="measure each block this often")
+    parser.add_argument("--shapes", type=int, default=None, help="new shapes per first call")
+    parser.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
     args = parser.parse_args(argv)
-    rows = run(args.quick, args.backends)
+    shapes = args.shapes or (1 if args.quick else 3)
+    backends = [b.split("-")[0] for b in args.backends]
+    set_threads(args.threads, backends)
+    if "jax" in backends:
+        import jax
+
+        jax.config.update("jax_enable_x64", True)  # int64 indices, as on the other backends
+    res = run(args.quick, args.backends, args.reduces, args.workloads, args.repeat, shapes)
     if args.quick:
         return
-    (HERE / "scatter.json").write_text(json.dumps({"machine": machine(), "rows": rows}, indent=1))
-    results = HERE / "RESULTS.md"
-    text = results.read_text() if results.exists() else ""
-    section = report(rows)
-    if START in text:
-        text = re.sub(
-            re.escape(START) + ".*?" + re.escape(END), lambda _: section, text, flags=re.S
-        )
-    else:
-        text = text.rstrip() + "\n\n" + section + "\n"
-    results.write_text(text)
+    (HERE / "scatter.json").write_text(json.dumps({"machine": machine(), **res}, indent=1))
+    write_section("scatter", report(res, args.repeat, shapes))
 
 
 if __name__ == "__main__":
