@@ -41,7 +41,7 @@ class DaskEngine(Engine):
             return indices.rechunk(kept)
         return indices
 
-    def wide_index_dtype(self, xp: Any) -> Any:
+    def wide_index_dtype(self, xp: Any, like: Any = None) -> Any:
         return xp.int64
 
     def enforce_lazily(

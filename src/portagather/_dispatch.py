@@ -73,10 +73,14 @@ class Engine:
         """The `depth` components of the index vectors along the last axis of `values`."""
         return [values[..., j] for j in range(depth)]
 
-    def wide_index_dtype(self, xp: Any) -> Any:
-        """The widest signed integer dtype the namespace holds; the policies work in it."""
+    def wide_index_dtype(self, xp: Any, like: Any = None) -> Any:
+        """The widest signed integer dtype the namespace holds on the device of array `like`
+        (None: its default device); the policies work in it. A device may hold fewer dtypes
+        than the namespace (array-api-strict's ``Device("no_x64")``). An array, not its
+        device: the engines that need no device never pay for looking it up."""
+        device = None if like is None else device_for_new(like)
         try:
-            signed = xp.__array_namespace_info__().dtypes(kind="signed integer")
+            signed = xp.__array_namespace_info__().dtypes(kind="signed integer", device=device)
         except AttributeError:
             return xp.int64
         return signed.get("int64", signed.get("int32"))
@@ -134,7 +138,7 @@ class Engine:
         the gather of `plan` would read; ignored index vectors drop their updates."""
         shape = tuple(data.shape)
         size = math.prod(shape)
-        wide = self.wide_index_dtype(xp)
+        wide = self.wide_index_dtype(xp, data)
         axes = target_axes(xp, components.values, plan, shape, wide)
         flat = flat_targets(xp, axes, shape, plan.out_shape, wide)
         if components.keep is not None:
@@ -323,7 +327,7 @@ class NumPyEngine(Engine):
         rows = max(1, self.BLOCK * indices.shape[0] // elements)
         return rows if rows < indices.shape[0] else 0
 
-    def wide_index_dtype(self, xp: Any) -> Any:
+    def wide_index_dtype(self, xp: Any, like: Any = None) -> Any:
         return xp.int64
 
     def clamp(self, xp: Any, values: Any, low: int, high: int) -> Any:
@@ -545,7 +549,7 @@ class TorchEngine(Engine):
     def vector_components(self, values: Any, depth: int) -> list[Any]:
         return list(values.unbind(-1))  # one call for all of them
 
-    def wide_index_dtype(self, xp: Any) -> Any:
+    def wide_index_dtype(self, xp: Any, like: Any = None) -> Any:
         return xp.int64
 
     def clamp(self, xp: Any, values: Any, low: int, high: int) -> Any:

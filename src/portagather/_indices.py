@@ -136,7 +136,8 @@ def _wide_components(
     xp: Any, engine: Engine, indices: Any, plan: GatherPlan, wrap_sizes: tuple[int, ...] | None
 ) -> tuple[Any, list[Any]]:
     """The index in the wide dtype, and its components."""
-    values = to_wide(xp, indices, engine.wide_index_dtype(xp), wrap_sizes, plan.vector)
+    wide = engine.wide_index_dtype(xp, indices)
+    values = to_wide(xp, indices, wide, wrap_sizes, plan.vector)
     if plan.vector:
         return values, engine.vector_components(values, len(plan.axis_sizes))
     return values, [values]

@@ -38,7 +38,7 @@ class JaxEngine(Engine):
     def reads_cheaply(self, x: Any) -> bool:
         return all(d.platform == "cpu" for d in x.devices())
 
-    def wide_index_dtype(self, xp: Any) -> Any:
+    def wide_index_dtype(self, xp: Any, like: Any = None) -> Any:
         """JAX without ``jax_enable_x64`` silently turns int64 into int32."""
         return xp.int64 if _has_int64() else xp.int32
 
