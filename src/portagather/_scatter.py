@@ -236,10 +236,10 @@ def combine(xp: Any, reduce: str, old: Any, new: Any) -> Any:
         return old + new
     if reduce == "multiply":
         return old * new
-    if reduce == "min":
-        return xp.minimum(old, new)
-    if reduce == "max":
-        return xp.maximum(old, new)
+    if reduce == "min":  # on bool, AND (the standard's minimum takes no bools)
+        return xp.logical_and(old, new) if old.dtype == xp.bool else xp.minimum(old, new)
+    if reduce == "max":  # on bool, OR
+        return xp.logical_or(old, new) if old.dtype == xp.bool else xp.maximum(old, new)
     return new
 
 
