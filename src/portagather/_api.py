@@ -8,12 +8,13 @@ the lazy ``"error"`` check where values cannot be read now.
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
-from ._arrays import as_arrays, check_fill_value, check_index_dtype, fill_array, static_shape
+from ._arguments import gather_arguments, scatter_arguments
+from ._arguments import int_argument as _int_argument
+from ._arrays import fill_array
 from ._dispatch import Engine, engine_for
-from ._indices import IndexAccess, normalize, normalize_policy, resolve_default
+from ._indices import IndexAccess, normalize, resolve_default
 from ._plan import (
     GatherPlan,
     plan_gather,
@@ -21,21 +22,7 @@ from ._plan import (
     plan_gather_nd,
     plan_take_along_axis,
 )
-from ._scatter import check_reduce, check_reduce_dtype, check_updates
 from ._types import Array, IndexLike, Policy, Reduction, Scalar
-
-
-def _int_argument(value: object, name: str) -> int:
-    if type(value) is int:  # the common case, at the cost of one type check
-        return value
-    if isinstance(value, bool):
-        msg = f"{name} must be an int; got {value!r}"
-        raise TypeError(msg)
-    try:
-        return operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        msg = f"{name} must be an int; got {value!r}"
-        raise TypeError(msg) from None
 
 
 def _execute(
@@ -49,11 +36,9 @@ def _execute(
     fill_value: object,
 ) -> Any:
     """The pipeline every operation shares, as one straight line."""
-    policy = normalize_policy(bad_indices)
-    xp, data, indices = as_arrays(data, indices, data_name, index_name)
-    check_index_dtype(xp, indices, index_name)
-    fill = check_fill_value(xp, fill_value, data.dtype)  # checked whether or not it is used
-    plan = _plan_for(planner, data, indices, data_name, index_name, arguments)
+    xp, data, indices, plan, policy, fill = gather_arguments(
+        data, indices, (data_name, index_name), planner, arguments, bad_indices, fill_value
+    )
     engine = engine_for(xp)
     if plan.reads_nothing:  # nothing is read, so nothing can be out of range
         return engine.empty(xp, data, plan.out_shape)
@@ -66,36 +51,6 @@ def _execute(
             xp, engine, data, indices, plan, policy, fill, rows, planner, arguments
         )
     return _run(xp, engine, data, indices, plan, policy, access, fill)
-
-
-#: Plans by call signature (the planner's name, both shapes as the arrays give them, the
-#: integer arguments) where those shapes are static: one dictionary lookup for a call in a
-#: loop. Names, not the functions, as keys: torch.compile traces a dictionary of strings.
-_PLANS: dict[tuple[Any, ...], GatherPlan] = {}
-
-
-def _plan_for(
-    planner: Any,
-    data: Any,
-    indices: Any,
-    data_name: str,
-    index_name: str,
-    arguments: tuple[Any, ...],
-) -> GatherPlan:
-    """The plan of the call, from the shapes (checked static) and the integer arguments."""
-    key: tuple[Any, ...] = (planner.__name__, data.shape, indices.shape, arguments)
-    try:
-        plan = _PLANS.get(key)
-    except TypeError:  # a size that cannot be hashed (symbolic)
-        plan, key = None, ()
-    if plan is None:
-        shapes = static_shape(data, data_name), static_shape(indices, index_name)
-        plan = planner(*shapes, *arguments)
-        if key and shapes == key[1:3]:  # kept where the shapes were Python ints as given
-            if len(_PLANS) >= 512:
-                _PLANS.clear()
-            _PLANS[key] = plan
-    return plan
 
 
 def _execute_scatter(
@@ -111,14 +66,9 @@ def _execute_scatter(
 ) -> Any:
     """The scatters' pipeline: the gather's plan and policy, then one scatter of `updates` at
     the places that gather would read."""
-    data_name, index_name, update_name = names
-    policy = normalize_policy(bad_indices)
-    reduce = check_reduce(reduce)
-    xp, data, indices = as_arrays(data, indices, data_name, index_name)
-    check_index_dtype(xp, indices, index_name)
-    check_reduce_dtype(xp, reduce, data.dtype, data_name)
-    plan = _plan_for(planner, data, indices, data_name, index_name, arguments)
-    updates = check_updates(xp, updates, data, plan, update_name, data_name, updates_fit)
+    xp, data, indices, updates, plan, policy, reduce = scatter_arguments(
+        data, indices, updates, names, planner, arguments, reduce, bad_indices, updates_fit
+    )
     engine = engine_for(xp)
     if plan.reads_nothing:  # no update, so nothing written and nothing out of range
         return engine.copy(xp, data)
