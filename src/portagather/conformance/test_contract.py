@@ -1,7 +1,6 @@
 """The contract (docs/contract.md): every error, every policy, zero-size shapes, every dtype."""
 
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -17,6 +16,7 @@ from .cases import (
     OPS,
     POLICIES,
     Call,
+    ForeignArray,
     check_call,
     check_result,
     check_unchecked,
@@ -251,15 +251,6 @@ def test_fill_value_accepted(backend, repro, dtype, fill_value, filled):
     values = backend.to_numpy(out)
     assert values.dtype == np.dtype(dtype)
     np.testing.assert_array_equal(values, expected)
-
-
-class ForeignArray:
-    """An array of a namespace that is none of the backends'."""
-
-    shape, ndim, dtype = (1,), 1, "int64"
-
-    def __array_namespace__(self, api_version: str | None = None) -> ModuleType:
-        return ModuleType("foreign")
 
 
 @pytest.mark.cell("errors")
