@@ -87,9 +87,7 @@ def test_scatter_add(call, dtype, name):
 
 
 @ORACLE
-@given(
-    CALLS, st.sampled_from(["sum", "prod", "amax", "amin"]), st.booleans(), backend_names
-)
+@given(CALLS, st.sampled_from(["sum", "prod", "amax", "amin"]), st.booleans(), backend_names)
 def test_scatter_add_and_reduce_of_bools(call, reduce, include_self, name):
     """PyTorch combines bools with a logical OR (sum, amax) or AND (prod, amin)."""
     data, dim, index, src = call
