@@ -34,6 +34,7 @@ from typing import Any
 
 from .. import _api
 from .._arguments import scatter_arguments
+from .._arrays import dtype_name
 from .._plan import plan_gather_nd
 from .._types import Reduction
 from ._common import renamed, ways_out, zeros_of
@@ -309,7 +310,7 @@ def tensor_scatter_nd_sub(
         )  # fmt: skip
         xp, tensor, _, updates = checked[:4]
         if not xp.isdtype(tensor.dtype, "numeric"):
-            msg = f"{front} needs tensor of a numeric dtype; got {tensor.dtype}"
+            msg = f"{front} needs tensor of a numeric dtype; got {dtype_name(tensor.dtype)}"
             raise TypeError(msg)
     return _tensor_scatter(front, tensor, indices, -updates, "add", policy)
 
