@@ -88,8 +88,8 @@ def test_a_namespace_without_int64_works_in_its_widest_integer():
     from portagather.engines import Engine
 
     class Info:
-        def dtypes(self, kind=None):
-            assert kind == "signed integer"
+        def dtypes(self, *, device=None, kind=None):  # the standard's signature
+            assert kind == "signed integer" and device is None
             return {"int8": "int8", "int16": "int16", "int32": "int32"}
 
     class Namespace:

@@ -4,34 +4,21 @@ Every call runs the same line: convert and check the arguments -> a data-only pl
 shapes (``_plan``, cached) -> the engine of the namespace (``engines``) -> the policy turns
 the index into valid components (``_indices``) -> one gather -> the fill of ignored slices ->
 the lazy ``"error"`` check where values cannot be read now. The scatters share the first
-steps (:func:`_prepare`) and end in one scatter.
+steps (``_arguments``, :func:`_engine_call`) and end in one scatter.
 """
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from ._arrays import (
-    Unread,
-    as_arrays,
-    check_fill_value,
-    check_index_dtype,
-    fill_array,
-    static_shape,
-)
-from ._indices import (
-    IndexAccess,
-    component_ranges,
-    judge_ranges,
-    normalize,
-    normalize_policy,
-    resolve_default,
-)
+from ._arguments import gather_arguments, scatter_arguments
+from ._arguments import int_argument as _int_argument
+from ._arrays import Unread, fill_array
+from ._indices import IndexAccess, component_ranges, judge_ranges, normalize, resolve_default
 from ._plan import (
     GatherPlan,
     plan_gather,
@@ -39,22 +26,8 @@ from ._plan import (
     plan_gather_nd,
     plan_take_along_axis,
 )
-from ._scatter import check_reduce, check_reduce_dtype, check_updates
 from ._types import Array, IndexLike, Policy, Reduction, Scalar
 from .engines import Engine, engine_for
-
-
-def _int_argument(value: object, name: str) -> int:
-    if type(value) is int:  # the common case, at the cost of one type check
-        return value
-    if isinstance(value, bool):
-        msg = f"{name} must be an int; got {value!r}"
-        raise TypeError(msg)
-    try:
-        return operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        msg = f"{name} must be an int; got {value!r}"
-        raise TypeError(msg) from None
 
 
 @dataclass(slots=True)
@@ -71,25 +44,9 @@ class _Call:
     access: IndexAccess
 
 
-def _arrays(data: Any, indices: Any, names: tuple[str, str]) -> tuple[Any, Any, Any]:
-    """``(xp, data, indices)``: arrays of one namespace, with an integer index."""
-    xp, data, indices = as_arrays(data, indices, *names)
-    check_index_dtype(xp, indices, names[1])
-    return xp, data, indices
-
-
-def _planned(
-    xp: Any,
-    data: Any,
-    indices: Any,
-    names: tuple[str, str],
-    planner: Any,
-    arguments: tuple[Any, ...],
-    policy: str,
-) -> _Call:
-    """The call with its plan from the shapes and its engine; where the result is not empty,
-    with how the index values can be seen, and TensorFlow's default policy resolved."""
-    plan = _plan_for(planner, data, indices, *names, arguments)
+def _engine_call(xp: Any, data: Any, indices: Any, plan: GatherPlan, policy: str) -> _Call:
+    """The checked call with its engine; where the result is not empty, with how the index
+    values can be seen, and TensorFlow's default policy resolved."""
     engine = engine_for(xp)
     if plan.reads_nothing:  # nothing is read (or written), so nothing can be out of range
         return _Call(xp, engine, data, indices, plan, policy, "now")
@@ -108,12 +65,12 @@ def _execute(
     fill_value: object,
 ) -> Any:
     """The pipeline every gather shares, as one straight line."""
-    policy = normalize_policy(bad_indices)
-    xp, data, indices = _arrays(data, indices, names)
-    fill = check_fill_value(xp, fill_value, data.dtype)  # checked whether or not it is used
-    call = _planned(xp, data, indices, names, planner, arguments, policy)
-    if call.plan.reads_nothing:
-        return call.engine.empty(call.data, call.plan.out_shape)
+    xp, data, indices, plan, policy, fill = gather_arguments(
+        data, indices, names, planner, arguments, bad_indices, fill_value
+    )
+    call = _engine_call(xp, data, indices, plan, policy)
+    if plan.reads_nothing:
+        return call.engine.empty(call.data, plan.out_shape)
     if call.engine.compiles_eager_calls and call.access == "now":
         # The fill is part of the key where it can be (a Python scalar that equals itself).
         static_fill = fill if call.policy == "ignore" and _keyable(fill) else None
@@ -122,40 +79,10 @@ def _execute(
             dynamic_fill = dynamic_fill.array
         result = _compiled(call, _compiled_gather, static_fill, dynamic_fill)
         return _run(call, fill) if result is None else result
-    rows = call.engine.index_block_rows(call.data, call.indices, call.plan)
+    rows = call.engine.index_block_rows(call.data, call.indices, plan)
     if rows and call.access == "now":
         return _run_in_blocks(call, fill, rows, planner, arguments)
     return _run(call, fill)
-
-
-#: Plans by call signature (the planner's name, both shapes as the arrays give them, the
-#: integer arguments) where those shapes are static: one dictionary lookup for a call in a
-#: loop. Names, not the functions, as keys: torch.compile traces a dictionary of strings.
-_PLANS: dict[tuple[Any, ...], GatherPlan] = {}
-
-
-def _plan_for(
-    planner: Any,
-    data: Any,
-    indices: Any,
-    data_name: str,
-    index_name: str,
-    arguments: tuple[Any, ...],
-) -> GatherPlan:
-    """The plan of the call, from the shapes (checked static) and the integer arguments."""
-    key: tuple[Any, ...] = (planner.__name__, data.shape, indices.shape, arguments)
-    try:
-        plan = _PLANS.get(key)
-    except TypeError:  # a size that cannot be hashed (symbolic)
-        plan, key = None, ()
-    if plan is None:
-        shapes = static_shape(data, data_name), static_shape(indices, index_name)
-        plan = planner(*shapes, *arguments)
-        if key and shapes == key[1:3]:  # kept where the shapes were Python ints as given
-            if len(_PLANS) >= 512:
-                _PLANS.clear()
-            _PLANS[key] = plan
-    return plan
 
 
 def _execute_scatter(
@@ -171,14 +98,11 @@ def _execute_scatter(
 ) -> Any:
     """The scatters' pipeline: the gather's plan and policy, then one scatter of `updates` at
     the places that gather would read."""
-    data_name, index_name, update_name = names
-    policy = normalize_policy(bad_indices)
-    reduction = check_reduce(reduce)
-    xp, data, indices = _arrays(data, indices, names[:2])
-    check_reduce_dtype(xp, reduction, data.dtype, data_name)
-    call = _planned(xp, data, indices, (data_name, index_name), planner, arguments, policy)
-    engine, plan = call.engine, call.plan
-    updates = check_updates(call.xp, updates, call.data, plan, update_name, data_name, updates_fit)
+    xp, data, indices, updates, plan, policy, reduction = scatter_arguments(
+        data, indices, updates, names, planner, arguments, reduce, bad_indices, updates_fit
+    )
+    call = _engine_call(xp, data, indices, plan, policy)
+    engine = call.engine
     if plan.reads_nothing:  # no update, so nothing written and nothing out of range
         return engine.copy(call.data)
     if 0 in plan.axis_sizes:  # every index is bad

@@ -1,4 +1,4 @@
-"""Turning the caller's arguments into arrays of one namespace, and checking them."""
+"""Arrays beside the caller's: their device, static shapes, index dtypes, the fill value."""
 
 from __future__ import annotations
 
@@ -8,95 +8,6 @@ from typing import Any
 
 import array_api_compat as aac
 import numpy as np
-
-
-def _namespace_name(x: Any) -> str:
-    module = type(x).__module__.split(".")[0]
-    return {"jaxlib": "jax", "array_api_strict": "array_api_strict"}.get(module, module)
-
-
-def _index_list_to_numpy(indices: Any, index_name: str) -> Any:
-    try:
-        values = np.asarray(indices)
-    except ValueError:  # a ragged nested list
-        msg = f"{index_name} must be an array or a rectangular nested list of ints; got {indices!r}"
-        raise ValueError(msg) from None
-    if values.size == 0 and values.dtype.kind == "f":
-        # np.asarray([]) is float64; an empty index list means no indices, not floats.
-        return values.astype(np.int64)
-    leaves = list(_leaves(indices)) if values.dtype.kind in "fO" else []
-    if leaves and all(type(v) is int for v in leaves):
-        # Python ints past int64: NumPy makes uint64, float64 ([1, 2**64 - 1]) or object.
-        if min(leaves) >= 0 and max(leaves) < 2**64:
-            return np.asarray(indices, dtype=np.uint64)
-        unheld = next(v for v in leaves if not -(2**63) <= v < 2**63)
-        msg = (
-            f"{index_name} holds {unheld}, which no integer dtype holds together with the "
-            "other values (int64 holds [-2**63, 2**63), uint64 [0, 2**64)); no array has "
-            "that many elements: pass valid indices, or an array"
-        )
-        raise ValueError(msg)
-    return values
-
-
-def _leaves(nested: Any) -> Any:
-    if isinstance(nested, list | tuple):
-        for item in nested:
-            yield from _leaves(item)
-    else:
-        yield nested
-
-
-#: The namespace of each array type seen, for the common call with two arrays of one type.
-_NAMESPACES: dict[type, Any] = {}
-
-
-def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple[Any, Any, Any]:
-    """Return ``(xp, data, indices)`` as arrays of one array-API namespace.
-
-    Python lists, tuples and scalars are converted with the namespace of the other argument,
-    or with NumPy when neither is an array.
-    """
-    kind = type(data)
-    if kind is type(indices):  # the common path: one dictionary lookup (never a masked array)
-        xp = _NAMESPACES.get(kind)
-        if xp is not None:
-            return xp, data, indices
-    if isinstance(indices, np.ma.MaskedArray):
-        msg = (
-            f"{index_name} must not be a NumPy masked array: a gather reads every value, the "
-            f"masked ones too; pass {index_name}.filled(value) with a valid or a bad index "
-            "for the masked entries"
-        )
-        raise TypeError(msg)
-    data_is_array = aac.is_array_api_obj(data)
-    index_is_array = aac.is_array_api_obj(indices)
-    if data_is_array and index_is_array:
-        if kind is type(indices):
-            xp = aac.array_namespace(data)
-            if not aac.is_array_api_strict_namespace(xp):  # its namespace follows its flags
-                _NAMESPACES[kind] = xp
-            return xp, data, indices
-        data_ns = aac.array_namespace(data)
-        index_ns = aac.array_namespace(indices)
-        if data_ns is not index_ns:
-            msg_0 = (
-                f"{data_name} and {index_name} must be arrays of one namespace; got a "
-                f"{_namespace_name(data)} array for {data_name} and a "
-                f"{_namespace_name(indices)} array for {index_name}"
-            )
-            raise TypeError(msg_0)
-        return data_ns, data, indices
-    if not data_is_array and not index_is_array:
-        data = np.asarray(data)
-        return aac.array_namespace(data), data, _index_list_to_numpy(indices, index_name)
-    if data_is_array:
-        xp = aac.array_namespace(data)
-        values = _index_list_to_numpy(indices, index_name)
-        indices = _convert_list(xp, values, data, index_name)
-        return xp, data, indices
-    xp = aac.array_namespace(indices)
-    return xp, xp.asarray(data, device=device_for_new(indices)), indices
 
 
 def device_for_new(x: Any) -> Any:
@@ -111,32 +22,6 @@ def device_for_new(x: Any) -> Any:
     return None if spread is not None and len(spread) > 1 else device
 
 
-def _convert_list(xp: Any, values: Any, data: Any, index_name: str) -> Any:
-    """NumPy index values as an array of `xp` beside `data`, refusing values it cannot hold
-    (JAX without ``jax_enable_x64`` makes int32 of every integer, which would wrap)."""
-    try:
-        indices = xp.asarray(values, device=device_for_new(data))
-    except TypeError:
-        if values.dtype != np.uint64:
-            raise
-        # PyTorch's asarray refuses some uint64 NumPy arrays: the same bits as int64, cast
-        # back (the cast keeps the bits).
-        signed = xp.asarray(values.view(np.int64), device=device_for_new(data))
-        indices = xp.astype(signed, xp.uint64)
-    if values.size and values.dtype.kind in "iu":
-        info = xp.iinfo(indices.dtype)
-        low, high = int(values.min()), int(values.max())
-        if low < int(info.min) or high > int(info.max):
-            unheld = low if low < int(info.min) else high
-            msg = (
-                f"{index_name} holds {unheld}, which this namespace's index dtype "
-                f"({indices.dtype}) cannot hold; JAX holds 64-bit integers only with "
-                "jax.config.update('jax_enable_x64', True)"
-            )
-            raise ValueError(msg)
-    return indices
-
-
 def check_index_dtype(xp: Any, indices: Any, index_name: str) -> None:
     """Reject boolean, floating and other non-integer index arrays."""
     dtype = indices.dtype
@@ -149,7 +34,8 @@ def check_index_dtype(xp: Any, indices: Any, index_name: str) -> None:
             is_integer = False
         _INTEGRAL[key] = is_integer
     if not is_integer:
-        msg = f"{index_name} must have an integer dtype; got {dtype}"
+        shown = dtype if isinstance(dtype, np.dtype) else dtype_name(dtype)  # NumPy's: "<U1"
+        msg = f"{index_name} must have an integer dtype; got {shown}"
         raise TypeError(msg)
 
 
@@ -223,23 +109,40 @@ class Unread:
 _UNKNOWN = object()
 
 
-def _fill_scalar(fill_value: object) -> Any:
-    """The Python scalar of `fill_value`, or ``_UNKNOWN`` for a 0-d array without values."""
-    if isinstance(fill_value, bool | int | float | complex | str | np.generic):
-        return fill_value.item() if isinstance(fill_value, np.generic) else fill_value
+_SCALARS = (bool, int, float, complex, str, np.generic)
+
+
+def fill_value_kind(fill_value: object) -> None:
+    """A TypeError unless `fill_value` is a Python or NumPy scalar or has a shape."""
+    if isinstance(fill_value, _SCALARS):
+        return
     if fill_value is None or not hasattr(fill_value, "shape"):
         msg = (
             "fill_value must be a scalar (a Python bool, int, float, complex or str, or a 0-d "
             f"array); got {fill_value!r}"
         )
         raise TypeError(msg)
-    shape = tuple(fill_value.shape)
+
+
+def fill_value_shape(fill_value: object) -> None:
+    """A ValueError for an array `fill_value` that is not 0-d (its kind checked first)."""
+    if isinstance(fill_value, _SCALARS):
+        return
+    shape = tuple(fill_value.shape)  # type: ignore[attr-defined]
     if shape != ():
         msg = (
             "fill_value must be a scalar (a Python scalar or a 0-d array); got an array of "
             f"shape {shape}"
         )
         raise ValueError(msg)
+
+
+def _fill_scalar(fill_value: object) -> Any:
+    """The Python scalar of `fill_value`, or ``_UNKNOWN`` for a 0-d array without values."""
+    if isinstance(fill_value, _SCALARS):
+        return fill_value.item() if isinstance(fill_value, np.generic) else fill_value
+    fill_value_kind(fill_value)
+    fill_value_shape(fill_value)
     if aac.is_lazy_array(fill_value):  # reading it would compute or fail
         return _UNKNOWN
     try:

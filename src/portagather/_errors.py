@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import array_api_compat as aac
+
 
 @dataclass(frozen=True)
 class BadIndex:
@@ -90,8 +92,13 @@ def raise_first_bad(xp: Any, bad: Any, values: Any, report: BadIndex, read_int: 
     """Raise the IndexError for the first True of the eager boolean array `bad`.
 
     `values` is the caller's index array, before any cast, so the message shows the value as
-    the caller wrote it.
+    the caller wrote it. The first position is the smallest of the bad ones, found with
+    ``min`` rather than ``nonzero`` or ``argmax``: those return the namespace's default index
+    dtype, which a device may not hold (array-api-strict's ``Device("no_x64")``).
     """
-    (flat_positions,) = xp.nonzero(xp.reshape(bad, (-1,)))
-    position = unravel(int(flat_positions[0]), tuple(bad.shape))
+    flat = xp.reshape(bad, (-1,))
+    size = flat.shape[0]
+    positions = xp.arange(size, device=aac.device(flat))
+    first = int(xp.min(xp.where(flat, positions, size)))
+    position = unravel(first, tuple(bad.shape))
     report.raise_at(position, python_value(values, position, report.vector, read_int))

@@ -34,7 +34,7 @@ class IndexEngine(Protocol):
     """What the policies ask of an engine (``engines.Engine`` is one): the few steps that
     differ between backends."""
 
-    def wide_index_dtype(self) -> Any: ...
+    def wide_index_dtype(self, like: Any = None) -> Any: ...
     def vector_components(self, values: Any, depth: int) -> list[Any]: ...
     def clamp(self, values: Any, low: int, high: int) -> Any: ...
     def reads_cheaply(self, x: Any) -> bool: ...
@@ -149,7 +149,7 @@ def _wide_components(
     xp: Any, engine: IndexEngine, indices: Any, plan: GatherPlan, wrap_sizes: tuple[int, ...] | None
 ) -> tuple[Any, list[Any]]:
     """The index in the wide dtype, and its components."""
-    values = to_wide(xp, indices, engine.wide_index_dtype(), wrap_sizes, plan.vector)
+    values = to_wide(xp, indices, engine.wide_index_dtype(indices), wrap_sizes, plan.vector)
     if plan.vector:
         return values, engine.vector_components(values, len(plan.axis_sizes))
     return values, [values]

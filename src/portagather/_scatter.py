@@ -23,9 +23,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import array_api_compat as aac
-import numpy as np
-
 from ._arrays import device_for_new, dtype_name
 from ._indices import flat_positions
 from ._plan import GatherPlan, row_major_strides
@@ -42,15 +39,28 @@ def check_reduce(reduce: object) -> str:
     raise ValueError(msg)
 
 
-def check_reduce_dtype(xp: Any, reduce: str, dtype: Any, data_name: str) -> None:
-    """Only ``"update"`` is defined for bool (and NumPy's strings); ``"min"`` and ``"max"``
-    need an order, so not complex."""
-    numeric = xp.isdtype(dtype, "numeric") if _is_api_dtype(xp, dtype) else False
-    if reduce == "update" or (numeric and not (reduce in ("min", "max") and _complex(xp, dtype))):
-        return
+def check_reduce_dtype(xp: Any, reduce: str, dtype: Any, data_name: str) -> str:
+    """The reduction the engines run for `reduce` on `dtype`, or a TypeError.
+
+    ``"update"`` is defined for every dtype (NumPy's strings too); the others for numbers
+    and bool, where ``"add"`` and ``"max"`` are a logical OR and ``"multiply"`` and ``"min"``
+    a logical AND (False < True), as TensorFlow and PyTorch combine bools: the engines run
+    ``"max"`` and ``"min"`` for them. ``"min"`` and ``"max"`` need an order, so not complex.
+    """
+    if reduce == "update":
+        return reduce
+    if _is_api_dtype(xp, dtype):
+        if xp.isdtype(dtype, "bool"):
+            return _BOOL_REDUCTIONS[reduce]
+        if xp.isdtype(dtype, "numeric") and not (reduce in ("min", "max") and _complex(xp, dtype)):
+            return reduce
     kind = "a real numeric" if reduce in ("min", "max") else "a numeric"
-    msg = f'reduce="{reduce}" needs {data_name} of {kind} dtype; got {dtype_name(dtype)}'
+    msg = f'reduce="{reduce}" needs {data_name} of {kind} or bool dtype; got {dtype_name(dtype)}'
     raise TypeError(msg)
+
+
+#: What each reduction is on bool: OR (max) or AND (min).
+_BOOL_REDUCTIONS = {"add": "max", "multiply": "min", "min": "min", "max": "max"}
 
 
 def _is_api_dtype(xp: Any, dtype: Any) -> bool:
@@ -63,114 +73,6 @@ def _is_api_dtype(xp: Any, dtype: Any) -> bool:
 
 def _complex(xp: Any, dtype: Any) -> bool:
     return bool(xp.isdtype(dtype, "complex floating"))
-
-
-def check_updates(
-    xp: Any, updates: Any, data: Any, plan: GatherPlan, name: str, data_name: str, mode: str
-) -> Any:
-    """`updates` as an array of `data`'s namespace and dtype and of ``plan.out_shape``.
-
-    `mode` says which shapes fit: ``"exact"`` (``scatter_nd``), ``"block"`` (``scatter_d``:
-    at least the index's shape on every axis, its leading block is used, as in
-    ``torch.scatter``) or ``"broadcast"`` (``put_along_axis``). Python scalars and lists take
-    `data`'s dtype; an array must cast to it safely.
-    """
-    shape = plan.out_shape
-    if aac.is_array_api_obj(updates):
-        if aac.array_namespace(updates) is not xp and type(updates) is not type(data):
-            msg = (
-                f"{name} must be an array of the same library as {data_name}; got "
-                f"{type(updates).__module__}.{type(updates).__name__} and "
-                f"{type(data).__module__}.{type(data).__name__}"
-            )
-            raise TypeError(msg)
-        if updates.dtype != data.dtype and not _casts_safely(xp, updates.dtype, data.dtype):
-            msg = (
-                f"{name} must have a dtype that casts safely to {data_name}.dtype = "
-                f"{dtype_name(data.dtype)}; got {dtype_name(updates.dtype)}"
-            )
-            raise TypeError(msg)
-    else:
-        _check_python_values(updates, data.dtype, name, data_name)
-        try:
-            updates = xp.asarray(updates, dtype=data.dtype, device=device_for_new(data))
-        except (TypeError, ValueError, OverflowError) as err:
-            wanted = dtype_name(data.dtype)
-            msg = (
-                f"{name} must be values that {data_name}.dtype = {wanted} holds exactly, or an "
-                f"array; {err}"
-            )
-            raise TypeError(msg) from None
-    given = tuple(updates.shape)
-    if mode == "block":
-        fits = len(given) == len(shape) and all(g >= s for g, s in zip(given, shape, strict=True))
-        wanted = f"at least {shape} on every axis (index.shape)"
-    elif mode == "broadcast":
-        fits = len(given) <= len(shape) and all(
-            g in (1, s) for g, s in zip(given[::-1], shape[::-1], strict=False)
-        )
-        wanted = f"broadcastable to {shape}"
-    else:
-        fits = given == shape
-        wanted = f"{shape}"
-    if not fits:
-        msg = f"{name}.shape must be {wanted}; got {given}"
-        raise ValueError(msg)
-    if updates.dtype != data.dtype:
-        updates = xp.astype(updates, data.dtype)
-    if given != shape:
-        if mode == "block":
-            updates = updates[tuple(slice(0, s) for s in shape)]
-        else:
-            updates = xp.broadcast_to(updates, shape)
-    return updates
-
-
-def _check_python_values(values: Any, dtype: Any, name: str, data_name: str) -> None:
-    """Python values must be held exactly by `dtype`: no float into an integer dtype, no
-    complex into a real one, no integer outside the dtype's range (backends would truncate,
-    wrap or refuse them, each differently)."""
-    try:
-        given = np.asarray(values)
-    except (TypeError, ValueError):
-        return  # ragged or odd values: the namespace's asarray reports them
-    target = dtype_name(dtype)
-    try:
-        wanted = np.dtype(target)
-    except TypeError:
-        return  # a dtype outside the standard's: the namespace decides
-    if given.size == 0:
-        return  # no values, whatever dtype NumPy guessed for them
-    kind = given.dtype.kind
-    refused = (
-        (kind == "f" and wanted.kind in "biu")
-        or (kind == "c" and wanted.kind != "c")
-        or (kind in "iu" and wanted.kind == "b")
-    )
-    if kind in "iu" and wanted.kind in "iu" and given.size:
-        info = np.iinfo(wanted)
-        low, high = int(given.min()), int(given.max())
-        refused = low < int(info.min) or high > int(info.max)
-    if refused:
-        msg = (
-            f"{name} must be values that {data_name}.dtype = {target} holds exactly, or an "
-            f"array; got {values!r}"
-        )
-        raise TypeError(msg)
-
-
-def _casts_safely(xp: Any, source: Any, target: Any) -> bool:
-    """NumPy's "safe" casting between the standard's dtypes, by name (backends differ:
-    ndonnx lets float32 cast to int32); the namespace's ``can_cast`` for any other dtype."""
-    names = dtype_name(source), dtype_name(target)
-    try:
-        return bool(np.can_cast(np.dtype(names[0]), np.dtype(names[1]), casting="safe"))
-    except TypeError:
-        pass
-    try:
-        return bool(xp.can_cast(source, target))
-    except TypeError:
-        return False
 
 
 def target_axes(
@@ -231,10 +133,10 @@ def combine(xp: Any, reduce: str, old: Any, new: Any) -> Any:
         return old + new
     if reduce == "multiply":
         return old * new
-    if reduce == "min":
-        return xp.minimum(old, new)
-    if reduce == "max":
-        return xp.maximum(old, new)
+    if reduce == "min":  # on bool, AND (the standard's minimum takes no bools)
+        return xp.logical_and(old, new) if old.dtype == xp.bool else xp.minimum(old, new)
+    if reduce == "max":  # on bool, OR
+        return xp.logical_or(old, new) if old.dtype == xp.bool else xp.maximum(old, new)
     return new
 
 

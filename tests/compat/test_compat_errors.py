@@ -123,3 +123,41 @@ def test_torch_gather_takes_uint64_indices():
     torch = pytest.importorskip("torch")
     out = torch_compat.gather(torch.arange(10), 0, torch.tensor([3, 9], dtype=torch.uint64))
     assert out.tolist() == [3, 9]
+
+
+@pytest.mark.parametrize("name", ["numpy", "dask", "torch"])
+def test_compat_value_checks_follow_the_core_checks(name):
+    """A front end's own check of index values (PyTorch's [0, n)) comes after the core's
+    checks of kinds, shapes and dtypes: an index of the wrong rank with a negative value is
+    the rank error on every backend (was PyTorch's IndexError where values can be read, the
+    rank error on Dask)."""
+    backend = load_backend(name)
+    x, index = backend.asarray(np.arange(6).reshape(2, 3)), backend.asarray(np.array([-1, 0]))
+    with pytest.raises(ValueError, match=r"^index must have the same rank as input"):
+        torch_compat.gather(x, 1, index)
+
+
+def test_tensor_scatter_nd_sub_checks_python_updates_before_negating():
+    """Python updates the tensor's dtype cannot hold are refused, as by every scatter (they
+    were cast, 1.5 to 1, before the core saw them)."""
+    with pytest.raises(TypeError, match=r"updates must be values that tensor\.dtype = int64"):
+        tf_compat.tensor_scatter_nd_sub(np.arange(4), [[1]], [1.5])
+    with pytest.raises(TypeError, match=r"tensor_scatter_nd_sub needs tensor of a numeric dtype"):
+        tf_compat.tensor_scatter_nd_sub(np.arange(4) > 1, [[1]], [True])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: torch_compat.gather(np.arange(3), 0, None),
+        lambda: torch_compat.scatter(np.zeros(3), 0, np.array([0]), value={"a": 1}),
+        lambda: onnx_compat.gather(None, np.array([0])),
+        lambda: tf_compat.scatter_nd([[0]], None, [3]),
+        lambda: tf_compat.tensor_scatter_nd_sub(np.arange(3), [[0]], object()),
+    ],
+    ids=["torch.gather", "torch.scatter", "onnx.gather", "tf.scatter_nd", "tf.sub"],
+)
+def test_compat_front_ends_refuse_odd_kinds_themselves(call):
+    """Every front end's arguments go through the core's kind check before any backend call."""
+    with pytest.raises(TypeError, match=r"must be an array, (an int|a scalar) or a rectangular"):
+        call()

@@ -66,10 +66,11 @@ def test_tensor_scatter_nd_update(call, name):
 
 
 @ORACLE
-@given(CALLS, POLICIES, st.sampled_from([np.int32, np.float32]), backend_names)
+@given(CALLS, POLICIES, st.sampled_from([np.int32, np.float32, np.bool_]), backend_names)
 def test_scatter_nd(call, policy, dtype, name):
+    """Bool updates too: TensorFlow combines their duplicates with a logical OR."""
     data, indices, updates = call
-    updates = updates.astype(dtype)
+    updates = updates % 2 > 0 if dtype == np.bool_ else updates.astype(dtype)
     shape = np.asarray(data.shape, dtype=np.int64)
     want = _tensorflow(tf.scatter_nd, indices, updates, shape, bad_indices_policy=policy)
     indices_b, updates_b = on(name, indices, updates)

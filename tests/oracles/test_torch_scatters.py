@@ -87,6 +87,26 @@ def test_scatter_add(call, dtype, name):
 
 
 @ORACLE
+@given(CALLS, st.sampled_from(["sum", "prod", "amax", "amin"]), st.booleans(), backend_names)
+def test_scatter_add_and_reduce_of_bools(call, reduce, include_self, name):
+    """PyTorch combines bools with a logical OR (sum, amax) or AND (prod, amin)."""
+    data, dim, index, src = call
+    data, src = data % 2 > 0, src % 3 > 0
+    t_data, t_index, t_src = _tensors(data, index, src)
+    want = _torch(
+        torch.scatter_reduce, t_data, dim, t_index, t_src, reduce, include_self=include_self
+    )
+    data_b, index_b, src_b = on(name, data, index, src)
+    compat_call = lambda: torch_compat.scatter_reduce(  # noqa: E731
+        data_b, dim, index_b, src_b, reduce, include_self=include_self
+    )
+    _check(name, compat_call, want)
+    if reduce == "sum" and include_self:
+        want = _torch(torch.scatter_add, t_data, dim, t_index, t_src)
+        _check(name, lambda: torch_compat.scatter_add(data_b, dim, index_b, src_b), want)
+
+
+@ORACLE
 @given(
     CALLS,
     st.sampled_from(["sum", "prod", "amax", "amin", "mean"]),

@@ -10,8 +10,10 @@ from contextlib import contextmanager
 from typing import Any
 
 import array_api_compat as aac
+import numpy as np
 
-from .._arrays import as_arrays
+from .._arguments import arrays, python_values
+from ..engines import engine_for
 
 
 def count_from_end(
@@ -21,30 +23,35 @@ def count_from_end(
     vector: bool,
     names: tuple[str, str] = ("data", "indices"),
 ) -> tuple[Any, Any]:
-    """Return ``(data, indices)`` as arrays, with each negative index component plus its size.
+    """Return ``(data, indices)`` with each negative index component plus its size.
 
     ``sizes_of(data.shape, indices.shape)`` gives the lengths of the axes the components
     index: one size for a scalar index (``vector=False``), one per component along the last
     axis of `indices` (``vector=True``), or None when the arguments do not fit (the core
     then raises its own error). Values below ``-size`` stay negative, so the core still
-    reports them as bad. Unsigned and non-integer indices are returned unchanged.
+    reports them as bad. Unsigned and non-integer indices are returned unchanged. The
+    arguments' kinds are checked first (the core's first step); an index given as Python
+    values is shifted in NumPy and returned as Python values.
     """
-    xp, data, indices = as_arrays(data, indices, *names)
+    xp, data, indices, as_values = arrays(data, indices, *names)
+    work = aac.array_namespace(np.empty(0)) if as_values else xp
     try:
-        signed = xp.isdtype(indices.dtype, "signed integer")
-    except (TypeError, ValueError):
+        signed = work.isdtype(indices.dtype, "signed integer")
+    except (TypeError, ValueError):  # Python ints past int64 (objects), strings, ...
         signed = False
     sizes = sizes_of(tuple(data.shape), tuple(indices.shape))
     if not signed or sizes is None or None in sizes:
-        return data, indices
+        return data, indices.tolist() if as_values else indices
     if vector and (indices.ndim == 0 or indices.shape[-1] != len(sizes)):
-        return data, indices
-    if sizes and max(sizes) > int(xp.iinfo(indices.dtype).max):
-        indices = xp.astype(indices, xp.int64)
-    size = xp.asarray(
+        return data, indices.tolist() if as_values else indices
+    if sizes and max(sizes) > int(work.iinfo(indices.dtype).max):
+        wide = engine_for(work).wide_index_dtype(indices)
+        indices = work.astype(indices, wide)
+    size = work.asarray(
         sizes if vector else sizes[0], dtype=indices.dtype, device=aac.device(indices)
     )
-    return data, xp.where(indices < 0, indices + size, indices)
+    shifted = work.where(indices < 0, indices + size, indices)
+    return data, shifted.tolist() if as_values else shifted
 
 
 def axis_size(axis: Any) -> Callable[..., Any]:
@@ -94,14 +101,42 @@ def rename_text(text: str, renames: Mapping[str, str]) -> str:
     return re.sub(pattern, lambda m: renames[m.group(1)], text)
 
 
+#: The words of the core's message where it cannot check index values (under JAX tracing
+#: without ``checkify``, ``torch.compile(fullgraph=True)``, ``torch.func.vmap``, symbolic
+#: ndonnx arrays): the policy it cannot enforce, and the ways out it names.
+_CORE_POLICY = 'bad_indices="error"'
+_CORE_WAYS_OUT = 'pass bad_indices="ignore", "clip", "wrap" or "unchecked"'
+
+
+def ways_out(front_end: str, core: str, policy: str | None = None) -> dict[str, str]:
+    """Renames for the core's message where index values cannot be checked, so that it
+    names only ways out the front end has: `policy`, the front end's own policy argument
+    (TensorFlow's ``bad_indices_policy``), or else the core function `core` with a policy.
+    The message keeps its other ways out (``checkify`` under JAX)."""
+    if policy is not None:
+        return {
+            _CORE_POLICY: f'the index check of {front_end} ({policy}="" or "ERROR")',
+            _CORE_WAYS_OUT: f'pass {policy}="IGNORE"',
+        }
+    return {
+        _CORE_POLICY: f"the index check of {front_end}",
+        _CORE_WAYS_OUT: (
+            f'call portagather.{core} with bad_indices="ignore", "clip", "wrap" or "unchecked"'
+            f" ({front_end} has no bad_indices)"
+        ),
+    }
+
+
 @contextmanager
-def renamed(renames: Mapping[str, str]) -> Iterator[None]:
+def renamed(renames: Mapping[str, str], ways: Mapping[str, str] | None = None) -> Iterator[None]:
     """Re-raise the core's eager argument and index errors with the compat names.
 
     The core names its arguments as its own signatures do (``params``, ``x``, ``index``,
     ``src``, ...); a compat function wraps its core call in this so that a message names the
-    argument as the imitated signature spells it. Errors raised later (a Dask graph when it
-    runs, ``checkify`` under JAX) keep the core's names.
+    argument as the imitated signature spells it. Where the core cannot check index values
+    (its message names its ``bad_indices`` ways out), `ways` (:func:`ways_out`) rewrites
+    those instead. Errors raised later (a Dask graph when it runs, ``checkify`` under JAX)
+    keep the core's names.
     """
     try:
         yield
@@ -109,9 +144,15 @@ def renamed(renames: Mapping[str, str]) -> Iterator[None]:
         if type(err) not in _RENAMED_TYPES or len(err.args) != 1:
             raise
         text = err.args[0]
-        if not isinstance(text, str) or rename_text(text, renames) == text:
+        if not isinstance(text, str):
             raise
-        raise type(err)(rename_text(text, renames)).with_traceback(err.__traceback__) from None
+        if ways is not None and _CORE_WAYS_OUT in text:
+            new = rename_text(text, ways)
+        else:
+            new = rename_text(text, renames)
+        if new == text:
+            raise
+        raise type(err)(new).with_traceback(err.__traceback__) from None
 
 
 def output_shape(shape: Any, name: str = "shape") -> tuple[int, ...]:
@@ -139,15 +180,18 @@ def zeros_of(shape: Any, updates: Any, indices: Any, shape_name: str = "shape") 
     `updates` (of `indices`, or NumPy, where `updates` is no array: then Python values take
     that namespace's default dtype), and `updates` as an array of that namespace."""
     sizes = output_shape(shape, shape_name)
-    if aac.is_array_api_obj(updates):
+    if aac.is_array_api_obj(updates) and not isinstance(updates, np.generic):
         xp = aac.array_namespace(updates)
-    elif aac.is_array_api_obj(indices):
-        xp = aac.array_namespace(indices)
-        updates = xp.asarray(updates, device=aac.device(indices))
     else:
-        import numpy as np
-
-        xp = aac.array_namespace(np.empty(0))
-        updates = xp.asarray(updates)
+        values = python_values(updates, "updates", text=True)  # its kind, checked first
+        if values.dtype == object:  # Python ints past int64: no dtype to make zeros of
+            msg = f"updates must hold values of one dtype; got {updates!r}"
+            raise ValueError(msg)
+        if aac.is_array_api_obj(indices) and not isinstance(indices, np.generic):
+            xp = aac.array_namespace(indices)
+            updates = xp.asarray(updates, device=aac.device(indices))
+        else:
+            xp = aac.array_namespace(np.empty(0))
+            updates = values
     zeros = xp.zeros(sizes, dtype=updates.dtype, device=aac.device(updates))
     return zeros, updates

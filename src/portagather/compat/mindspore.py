@@ -24,7 +24,7 @@ from typing import Any
 
 from .. import _api
 from .._types import Reduction
-from ._common import axis_size, count_from_end, renamed, zeros_of
+from ._common import axis_size, count_from_end, renamed, ways_out, zeros_of
 
 __all__ = [
     "GatherD",
@@ -40,6 +40,11 @@ __all__ = [
 ]
 
 
+def _ways(name: str, core: str) -> dict[str, str]:
+    """The ways out front end `name` has where index values cannot be checked."""
+    return ways_out(f"portagather.compat.mindspore.{name}", core)
+
+
 def gather_d(x: Any, dim: int, index: Any) -> Any:
     """``ops.gather_d``: ``out[i] = x[i_0, ..., index[i], ..., i_{n-1}]`` (``index[i]`` at `dim`).
 
@@ -53,7 +58,8 @@ def gather_d(x: Any, dim: int, index: Any) -> Any:
     array([[1, 2],
            [4, 3]])
     """
-    return _api.gather_d(x, dim, index)
+    with renamed({}, _ways("gather_d", "gather_d")):
+        return _api.gather_d(x, dim, index)
 
 
 def gather_elements(input: Any, dim: int, index: Any) -> Any:
@@ -66,7 +72,8 @@ def gather_elements(input: Any, dim: int, index: Any) -> Any:
     >>> ops.gather_elements(np.array([[1, 2], [3, 4]]), 0, np.array([[1, 0]]))
     array([[3, 2]])
     """
-    return _api.gather_d(input, dim, index)
+    with renamed({"x": "input"}, _ways("gather_elements", "gather_d")):
+        return _api.gather_d(input, dim, index)
 
 
 class GatherD:
@@ -82,7 +89,8 @@ class GatherD:
     """
 
     def __call__(self, x: Any, dim: int, index: Any) -> Any:
-        return _api.gather_d(x, dim, index)
+        with renamed({}, _ways("GatherD", "gather_d")):
+            return _api.gather_d(x, dim, index)
 
 
 def gather_nd(input_x: Any, indices: Any) -> Any:
@@ -98,7 +106,8 @@ def gather_nd(input_x: Any, indices: Any) -> Any:
     >>> ops.gather_nd(np.array([[1, 2], [3, 4]]), np.array([[1, 0], [0, 1]]))
     array([3, 2])
     """
-    return _api.gather_nd(input_x, indices)
+    with renamed({"params": "input_x"}, _ways("gather_nd", "gather_nd")):
+        return _api.gather_nd(input_x, indices)
 
 
 class GatherNd:
@@ -113,7 +122,8 @@ class GatherNd:
     """
 
     def __call__(self, input_x: Any, indices: Any) -> Any:
-        return _api.gather_nd(input_x, indices)
+        with renamed({"params": "input_x"}, _ways("GatherNd", "gather_nd")):
+            return _api.gather_nd(input_x, indices)
 
 
 def gather(input_params: Any, input_indices: Any, axis: int, batch_dims: int = 0) -> Any:
@@ -130,14 +140,12 @@ def gather(input_params: Any, input_indices: Any, axis: int, batch_dims: int = 0
     array([[3, 1],
            [6, 4]])
     """
-    input_params, input_indices = count_from_end(
-        input_params,
-        input_indices,
-        axis_size(axis),
-        vector=False,
-        names=("input_params", "input_indices"),
-    )
-    return _api.gather(input_params, input_indices, axis=axis, batch_dims=batch_dims)
+    names = {"params": "input_params", "indices": "input_indices"}
+    with renamed(names, _ways("gather", "gather")):
+        input_params, input_indices = count_from_end(
+            input_params, input_indices, axis_size(axis), vector=False, names=("params", "indices")
+        )
+        return _api.gather(input_params, input_indices, axis=axis, batch_dims=batch_dims)
 
 
 _ELEMENTS = {"x": "input_x", "index": "indices", "src": "updates", "dim": "axis"}
@@ -170,7 +178,7 @@ def tensor_scatter_elements(
     if not isinstance(reduction, str) or reduction not in _REDUCTIONS:
         msg = f'reduction must be "none" or "add"; got {reduction!r}'
         raise ValueError(msg)
-    with renamed(_ELEMENTS):
+    with renamed(_ELEMENTS, _ways("tensor_scatter_elements", "scatter_d")):
         return _api.scatter_d(input_x, axis, indices, updates, reduce=_REDUCTIONS[reduction])
 
 
@@ -218,7 +226,7 @@ def scatter_nd(indices: Any, updates: Any, shape: Any) -> Any:
      [0.  1.1 0. ]
      [0.  0.  0. ]]
     """
-    with renamed(_SHAPE):
+    with renamed(_SHAPE, _ways("scatter_nd", "scatter_nd")):
         zeros, updates = zeros_of(shape, updates, indices)
         return _api.scatter_nd(zeros, indices, updates, reduce="add")
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from .. import _api
 from .._types import Reduction
-from ._common import as_int, axis_size, count_from_end, renamed
+from ._common import as_int, axis_size, count_from_end, renamed, ways_out
 
 __all__ = ["gather", "gather_elements", "gather_nd", "scatter_elements", "scatter_nd"]
 
@@ -40,6 +40,11 @@ _REDUCTIONS: dict[str, Reduction] = {
 }
 _ELEMENTS = {"x": "data", "index": "indices", "src": "updates", "dim": "axis"}
 _ND = {"params": "data"}
+
+
+def _ways(name: str, core: str) -> dict[str, str]:
+    """The ways out front end `name` has where index values cannot be checked."""
+    return ways_out(f"portagather.compat.onnx.{name}", core)
 
 
 def _reduce(reduction: object) -> Reduction:
@@ -63,8 +68,9 @@ def gather(data: Any, indices: Any, axis: int = 0) -> Any:
            [[2.3, 3.4],
             [4.5, 5.7]]])
     """
-    data, indices = count_from_end(data, indices, axis_size(axis), vector=False)
-    return _api.gather(data, indices, axis=axis)
+    with renamed(_ND, _ways("gather", "gather")):
+        data, indices = count_from_end(data, indices, axis_size(axis), vector=False)
+        return _api.gather(data, indices, axis=axis)
 
 
 def gather_elements(data: Any, indices: Any, axis: int = 0) -> Any:
@@ -78,7 +84,8 @@ def gather_elements(data: Any, indices: Any, axis: int = 0) -> Any:
     array([[1, 1],
            [4, 3]])
     """
-    return _api.gather_d(data, axis, indices)
+    with renamed(_ELEMENTS, _ways("gather_elements", "gather_d")):
+        return _api.gather_d(data, axis, indices)
 
 
 def gather_nd(data: Any, indices: Any, batch_dims: int = 0) -> Any:
@@ -102,8 +109,9 @@ def gather_nd(data: Any, indices: Any, batch_dims: int = 0) -> Any:
         sizes = shape[batch_dims : batch_dims + index_shape[-1]]
         return sizes if len(sizes) == index_shape[-1] else None
 
-    data, indices = count_from_end(data, indices, sizes_of, vector=True)
-    return _api.gather_nd(data, indices, batch_dims=batch_dims)
+    with renamed(_ND, _ways("gather_nd", "gather_nd")):
+        data, indices = count_from_end(data, indices, sizes_of, vector=True)
+        return _api.gather_nd(data, indices, batch_dims=batch_dims)
 
 
 def scatter_elements(
@@ -124,7 +132,7 @@ def scatter_elements(
     array([[ 1, 60,  3]])
     """
     reduce = _reduce(reduction)
-    with renamed(_ELEMENTS):
+    with renamed(_ELEMENTS, _ways("scatter_elements", "scatter_d")):
         return _api.scatter_d(data, axis, indices, updates, reduce=reduce)
 
 
@@ -150,6 +158,6 @@ def scatter_nd(data: Any, indices: Any, updates: Any, reduction: str = "none") -
             return None
         return shape[: index_shape[-1]]
 
-    with renamed(_ND):
+    with renamed(_ND, _ways("scatter_nd", "scatter_nd")):
         data, indices = count_from_end(data, indices, sizes_of, vector=True)
         return _api.scatter_nd(data, indices, updates, reduce=reduce)

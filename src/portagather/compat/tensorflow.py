@@ -21,19 +21,23 @@ What differs from TensorFlow:
   its zeros in the namespace and dtype of `updates`; Python values for `updates` take the
   default dtype of the indices' namespace (NumPy's int64, not TensorFlow's int32). A 1-d
   `indices` (a single index vector) is accepted; TensorFlow 2.21 refuses it ("Updates shape
-  must have rank at least one").
+  must have rank at least one"). ``scatter_nd`` with bool updates combines duplicates with
+  a logical OR, as TensorFlow does.
+- Under ``jax.jit`` (without ``checkify``), ``bad_indices_policy="ERROR"`` cannot read the
+  index values: the error says to wrap the function with
+  ``jax.experimental.checkify.checkify`` or to pass ``bad_indices_policy="IGNORE"``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import array_api_compat as aac
-
 from .. import _api
-from .._arrays import as_arrays
+from .._arguments import scatter_arguments
+from .._arrays import dtype_name
+from .._plan import plan_gather_nd
 from .._types import Reduction
-from ._common import renamed, zeros_of
+from ._common import renamed, ways_out, zeros_of
 
 __all__ = [
     "gather",
@@ -47,6 +51,12 @@ __all__ = [
 ]
 
 _TF_POLICIES = ("", "DEFAULT", "ERROR", "IGNORE")
+
+
+def _ways(name: str, core: str, *, policy: bool = False) -> dict[str, str]:
+    """The ways out front end `name` has where index values cannot be checked."""
+    front = f"portagather.compat.tensorflow.{name}"
+    return ways_out(front, core, "bad_indices_policy" if policy else None)
 
 
 def _policy(bad_indices_policy: str) -> Any:
@@ -99,9 +109,9 @@ def gather_nd(
     >>> tf.gather_nd(np.arange(4).reshape(2, 2), [[0, 1], [5, 0]], bad_indices_policy="IGNORE")
     array([1, 0])
     """
-    return _api.gather_nd(
-        params, indices, batch_dims=batch_dims, bad_indices=_policy(bad_indices_policy)
-    )
+    policy = _policy(bad_indices_policy)
+    with renamed({}, _ways("gather_nd", "gather_nd", policy=True)):
+        return _api.gather_nd(params, indices, batch_dims=batch_dims, bad_indices=policy)
 
 
 def gather(
@@ -155,7 +165,8 @@ def gather(
     """
     if axis is None:
         axis = batch_dims  # before batch_dims is normalised: a negative one counts in params
-    return _api.gather(params, indices, axis=axis, batch_dims=batch_dims, bad_indices="")
+    with renamed({}, _ways("gather", "gather")):
+        return _api.gather(params, indices, axis=axis, batch_dims=batch_dims, bad_indices="")
 
 
 # The core names the tensor `params`; TensorFlow's scatters call it `tensor`, and
@@ -170,12 +181,17 @@ _SHAPE = {
 
 
 def _tensor_scatter(
-    tensor: Any, indices: Any, updates: Any, reduce: Reduction, bad_indices_policy: str
+    name: str,
+    tensor: Any,
+    indices: Any,
+    updates: Any,
+    reduce: Reduction,
+    bad_indices_policy: str,
+    policy_argument: bool = True,
 ) -> Any:
-    with renamed(_TENSOR):
-        return _api.scatter_nd(
-            tensor, indices, updates, reduce=reduce, bad_indices=_policy(bad_indices_policy)
-        )
+    policy = _policy(bad_indices_policy)
+    with renamed(_TENSOR, _ways(name, "scatter_nd", policy=policy_argument)):
+        return _api.scatter_nd(tensor, indices, updates, reduce=reduce, bad_indices=policy)
 
 
 def scatter_nd(
@@ -213,7 +229,7 @@ def scatter_nd(
     array([0. , 3.5, 0. ])
     """
     policy = _policy(bad_indices_policy)
-    with renamed(_SHAPE):
+    with renamed(_SHAPE, _ways("scatter_nd", "scatter_nd", policy=True)):
         zeros, updates = zeros_of(shape, updates, indices)
         return _api.scatter_nd(zeros, indices, updates, reduce="add", bad_indices=policy)
 
@@ -239,7 +255,9 @@ def tensor_scatter_nd_update(
     ...                             np.array([9, 10, 11, 12], dtype=np.int32))
     array([ 0,  9,  0, 10, 11,  0,  0, 12], dtype=int32)
     """
-    return _tensor_scatter(tensor, indices, updates, "update", "")
+    return _tensor_scatter(
+        "tensor_scatter_nd_update", tensor, indices, updates, "update", "", policy_argument=False
+    )
 
 
 def tensor_scatter_nd_add(
@@ -259,7 +277,9 @@ def tensor_scatter_nd_add(
     >>> tf.tensor_scatter_nd_add(np.arange(1, 9), [[4], [3], [1], [7]], [9, 10, 11, 12])
     array([ 1, 13,  3, 14, 14,  6,  7, 20])
     """
-    return _tensor_scatter(tensor, indices, updates, "add", bad_indices_policy)
+    return _tensor_scatter(
+        "tensor_scatter_nd_add", tensor, indices, updates, "add", bad_indices_policy
+    )
 
 
 def tensor_scatter_nd_sub(
@@ -270,8 +290,8 @@ def tensor_scatter_nd_sub(
     name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
 ) -> Any:
     """``tf.tensor_scatter_nd_sub``: `tensor` minus `updates` at the index vectors: the add
-    of the negated updates, negated in the tensor's dtype (unsigned dtypes wrap around, as
-    in TensorFlow).
+    of the negated updates, negated in the tensor's dtype once every argument is checked
+    (unsigned dtypes wrap around, as in TensorFlow).
 
     Examples
     --------
@@ -281,30 +301,18 @@ def tensor_scatter_nd_sub(
     array([ 1, -9,  3, -6, -4,  6,  7, -4])
     """
     policy = _policy(bad_indices_policy)
-    with renamed(_TENSOR):
-        _, tensor, indices = as_arrays(tensor, indices, "tensor", "indices")
-    return _tensor_scatter(tensor, indices, _negated(tensor, updates), "add", policy)
-
-
-def _negated(tensor: Any, updates: Any) -> Any:
-    """``-updates`` in `tensor`'s dtype (cast first, so that ``-(-128)`` of int8 updates to
-    an int32 tensor is 128); what cannot be negated goes to the core as given, which names
-    the misfit (a dtype that does not cast, a bool tensor)."""
-    xp = aac.array_namespace(tensor)
-    try:
-        if aac.is_array_api_obj(updates):
-            if aac.array_namespace(updates) is not xp or not xp.can_cast(
-                updates.dtype, tensor.dtype
-            ):
-                return updates
-            updates = xp.astype(updates, tensor.dtype)
-        else:
-            updates = xp.asarray(updates, dtype=tensor.dtype, device=aac.device(tensor))
+    front = "tensor_scatter_nd_sub"
+    with renamed(_TENSOR, _ways(front, "scatter_nd", policy=True)):
+        # The core's checks first (as an add), then the updates negated in the tensor's dtype.
+        checked = scatter_arguments(
+            tensor, indices, updates, ("params", "indices", "updates"), plan_gather_nd, (0,),
+            "add", policy, "exact",
+        )  # fmt: skip
+        xp, tensor, _, updates = checked[:4]
         if not xp.isdtype(tensor.dtype, "numeric"):
-            return updates
-        return -updates
-    except (TypeError, ValueError, OverflowError):
-        return updates
+            msg = f"{front} needs tensor of a numeric dtype; got {dtype_name(tensor.dtype)}"
+            raise TypeError(msg)
+    return _tensor_scatter(front, tensor, indices, -updates, "add", policy)
 
 
 def tensor_scatter_nd_min(
@@ -324,7 +332,9 @@ def tensor_scatter_nd_min(
     >>> tf.tensor_scatter_nd_min(np.zeros(8, dtype=int), [[1], [4], [5]], [1, -1, 1])
     array([ 0,  0,  0,  0, -1,  0,  0,  0])
     """
-    return _tensor_scatter(tensor, indices, updates, "min", bad_indices_policy)
+    return _tensor_scatter(
+        "tensor_scatter_nd_min", tensor, indices, updates, "min", bad_indices_policy
+    )
 
 
 def tensor_scatter_nd_max(
@@ -344,4 +354,6 @@ def tensor_scatter_nd_max(
     >>> tf.tensor_scatter_nd_max(np.zeros(8, dtype=int), [[1], [4], [5]], [1, -1, 1])
     array([0, 1, 0, 0, 0, 1, 0, 0])
     """
-    return _tensor_scatter(tensor, indices, updates, "max", bad_indices_policy)
+    return _tensor_scatter(
+        "tensor_scatter_nd_max", tensor, indices, updates, "max", bad_indices_policy
+    )

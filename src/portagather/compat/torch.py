@@ -18,8 +18,11 @@ What differs from PyTorch:
   and, like ``gather``, take index values in ``[0, n)`` with PyTorch's message for the
   first value outside. `src` may have any dtype that casts safely to `input`'s (PyTorch: the
   same dtype). ``scatter`` with duplicate indices and no `reduce` keeps the last update in
-  row-major order (PyTorch: unspecified). Reductions need a numeric `input` (PyTorch also
-  sums bools).
+  row-major order (PyTorch: unspecified). On bool, ``"sum"`` and ``"amax"`` are a logical
+  OR and ``"prod"`` and ``"amin"`` a logical AND, as in PyTorch; ``"mean"`` needs numbers.
+- Under ``jax.jit`` (without ``checkify``) the index check cannot read the values: the error
+  says to wrap the function with ``jax.experimental.checkify.checkify``, or to call the core
+  function (:func:`portagather.gather_d`, ...) with a ``bad_indices`` policy.
 """
 
 from __future__ import annotations
@@ -28,12 +31,15 @@ import math
 from typing import Any
 
 import array_api_compat as aac
+import numpy as np
 
 from .. import _api
-from .._arrays import as_arrays
+from .._arguments import arrays, gather_arguments, int_argument, scatter_arguments
+from .._arrays import dtype_name
+from .._plan import plan_gather_d
 from .._types import Reduction
 from ..engines import engine_for
-from ._common import as_int, renamed
+from ._common import as_int, renamed, ways_out
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "take_along_dim"]
 
@@ -59,8 +65,20 @@ def gather(input: Any, dim: int, index: Any) -> Any:
     ...
     IndexError: index -1 is out of bounds for dimension 1 with size 2
     """
-    input, index = _in_range(input, dim, index)
-    with renamed(_NAMES):
+    return _gather(input, dim, index, "gather", {})
+
+
+def _gather(input: Any, dim: Any, index: Any, name: str, renames: dict[str, str]) -> Any:
+    """``torch.gather`` (front end `name`): the core's checks, PyTorch's range, the core."""
+    names = {**_NAMES, **renames}
+    ways = ways_out(f"portagather.compat.torch.{name}", "gather_d")
+    with renamed(names, ways):
+        checked = gather_arguments(
+            input, index, ("x", "index"), plan_gather_d, (int_argument(dim, "dim"),), "error", 0
+        )
+    xp, input, index = checked[:3]
+    index = _in_range(xp, input, dim, index)  # PyTorch's message, as PyTorch words it
+    with renamed(names, ways):
         return _api.gather_d(input, dim, index)
 
 
@@ -85,17 +103,20 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
     array([50, 10])
     """
     if dim is None:  # PyTorch gathers from the flattened input, rejecting negatives
-        xp, input, indices = as_arrays(input, indices, "input", "indices")
-        return gather(xp.reshape(input, (-1,)), 0, xp.reshape(indices, (-1,)))
-    return _api.take_along_axis(input, indices, axis=dim)
+        with renamed(_NAMES):
+            xp, input, indices, as_values = arrays(input, indices, "x", "indices")
+        flat = np.reshape(indices, (-1,)).tolist() if as_values else xp.reshape(indices, (-1,))
+        return _gather(xp.reshape(input, (-1,)), 0, flat, "take_along_dim", {"index": "indices"})
+    front = "portagather.compat.torch.take_along_dim"
+    with renamed(_NAMES, ways_out(front, "take_along_axis")):
+        return _api.take_along_axis(input, indices, axis=dim)
 
 
-def _in_range(input: Any, dim: Any, index: Any) -> tuple[Any, Any]:
-    """``(input, index)`` as arrays, with PyTorch's ``[0, n)`` rule for the values of `index`
-    along `dim`: checked now where they can be read (PyTorch's message), otherwise each
-    negative value ``v`` is moved to ``v - n``, below ``-n``, for the core to report later."""
-    with renamed(_NAMES):
-        xp, input, index = as_arrays(input, index, "input", "index")
+def _in_range(xp: Any, input: Any, dim: Any, index: Any) -> Any:
+    """`index`, with PyTorch's ``[0, n)`` rule for its values along `dim` (the arguments
+    checked by the core first): checked now where they can be read (PyTorch's message),
+    otherwise each negative value ``v`` is moved to ``v - n``, below ``-n``, for the core to
+    report later."""
     shape = tuple(input.shape)
     dim = as_int(dim)
     if isinstance(dim, int) and -len(shape) <= dim < len(shape) and _signed(xp, index):
@@ -110,9 +131,30 @@ def _in_range(input: Any, dim: Any, index: Any) -> tuple[Any, Any]:
                     msg = f"index {value} is out of bounds for dimension {dim} with size {n}"
                     raise IndexError(msg)
         else:  # checked later: a negative value is moved below -n, in a width that holds it
-            index = xp.astype(index, engine.wide_index_dtype())
+            index = xp.astype(index, engine.wide_index_dtype(index))
             index = xp.where(index < 0, index - n, index)
-    return input, index
+    return index
+
+
+def _renamed(name: str, src_name: str = "src") -> Any:
+    """The renames of scatter front end `name`: PyTorch's argument names, and the ways out
+    it has where index values cannot be checked."""
+    front = f"portagather.compat.torch.{name}"
+    return renamed({**_NAMES, "src": src_name}, ways_out(front, "scatter_d"))
+
+
+def _checked_scatter(
+    input: Any, dim: Any, index: Any, src: Any, reduce: Reduction, fit: str
+) -> tuple[Any, Any, Any, Any]:
+    """``(xp, input, index, src)``: the core's checks of a ``scatter_d`` (`src` of
+    index.shape and input's dtype, a Python scalar broadcast where `fit` says so), then
+    PyTorch's range of the index values."""
+    checked = scatter_arguments(
+        input, index, src, ("x", "index", "src"), plan_gather_d,
+        (int_argument(dim, "dim"),), reduce, "error", fit,
+    )  # fmt: skip
+    xp, input, index, src = checked[:4]
+    return xp, input, _in_range(xp, input, dim, index), src
 
 
 _SCATTER_REDUCE: dict[str | None, Reduction] = {
@@ -162,13 +204,14 @@ def scatter(
     if src is None and value is None:
         msg = "scatter() missing src or value"
         raise TypeError(msg)
-    input, index = _in_range(input, dim, index)
-    if value is not None or _is_number(src):
-        xp = aac.array_namespace(input)
-        fill = src if value is None else value
-        src = xp.full(tuple(index.shape), fill, dtype=input.dtype, device=aac.device(input))
-    with renamed(_NAMES):
-        return _api.scatter_d(input, dim, index, src, reduce=_SCATTER_REDUCE[reduce])
+    core = _SCATTER_REDUCE[reduce]
+    scalar = value is not None or _is_number(src)  # broadcast to index.shape
+    given = src if value is None else value
+    with _renamed("scatter", "value" if value is not None else "src"):
+        _, input, index, src = _checked_scatter(
+            input, dim, index, given, core, "broadcast" if scalar else "block"
+        )
+        return _api.scatter_d(input, dim, index, src, reduce=core)
 
 
 def scatter_add(input: Any, dim: int, index: Any, src: Any) -> Any:
@@ -184,8 +227,8 @@ def scatter_add(input: Any, dim: int, index: Any, src: Any) -> Any:
            [0., 2., 0., 0., 0.],
            [0., 0., 2., 1., 1.]])
     """
-    input, index = _in_range(input, dim, index)
-    with renamed(_NAMES):
+    with _renamed("scatter_add"):
+        _, input, index, src = _checked_scatter(input, dim, index, src, "add", "block")
         return _api.scatter_d(input, dim, index, src, reduce="add")
 
 
@@ -225,10 +268,12 @@ def scatter_reduce(
     if not isinstance(reduce, str) or reduce not in _REDUCE:
         msg = f"reduce must be one of {', '.join(map(repr, _REDUCE))}; got {reduce!r}"
         raise ValueError(msg)
-    input, index = _in_range(input, dim, index)
-    xp = aac.array_namespace(input)
     core = _REDUCE[reduce]
-    with renamed(_NAMES):
+    with _renamed("scatter_reduce"):
+        xp, input, index, src = _checked_scatter(input, dim, index, src, core, "block")
+        if reduce == "mean" and xp.isdtype(input.dtype, "bool"):
+            msg = f'reduce="mean" needs input of a numeric dtype; got {dtype_name(input.dtype)}'
+            raise TypeError(msg)
         base = input
         if not include_self:
             base = _api.scatter_d(input, dim, index, _identity(xp, input, index, reduce))
@@ -271,13 +316,16 @@ def _identity(xp: Any, input: Any, index: Any, reduce: str) -> Any:
     elif integral:
         info = xp.iinfo(dtype)
         value = info.min if reduce == "amax" else info.max
-    else:  # bool or complex: the core names the dtype that has no order
+    elif dtype == xp.bool:  # False < True: amax is OR, amin AND
+        return (xp.zeros if reduce == "amax" else xp.ones)(shape, dtype=dtype, device=device)
+    else:  # complex: the core names the dtype that has no order
         return xp.zeros(shape, dtype=dtype, device=device)
     return xp.full(shape, value, dtype=dtype, device=device)
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float | complex) and not aac.is_array_api_obj(value)
+    """A Python or NumPy number: PyTorch's scalar `src`, the same as ``value=``."""
+    return isinstance(value, bool | int | float | complex | np.bool_ | np.number)
 
 
 def _signed(xp: Any, index: Any) -> bool:

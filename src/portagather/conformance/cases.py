@@ -355,3 +355,118 @@ def scatter_of(call: Call, updates: npt.NDArray[Any], **kwargs: Any) -> ScatterC
     return ScatterCall(
         op, call.data, np.asarray(call.indices), updates, {**gather_kwargs, **kwargs}
     )
+
+
+# Calls with odd arguments (test_arguments.py): any of the seven public functions, with
+# arguments of any kind, each array given as a marker that the backend under test turns into
+# its own array (or into an array of another namespace).
+
+#: The seven public functions and their positional arguments, in order.
+PUBLIC = {
+    "gather_nd": ("params", "indices"),
+    "gather": ("params", "indices"),
+    "gather_d": ("x", "dim", "index"),
+    "take_along_axis": ("x", "indices"),
+    "scatter_nd": ("params", "indices", "updates"),
+    "scatter_d": ("x", "dim", "index", "src"),
+    "put_along_axis": ("x", "indices", "values"),
+}
+
+
+@dataclass(frozen=True)
+class Arr:
+    """NumPy values given as an array of the backend under test."""
+
+    values: npt.NDArray[Any]
+
+    def __repr__(self) -> str:
+        return f"b.asarray({_literal(self.values)})"
+
+
+@dataclass(frozen=True)
+class Foreign:
+    """NumPy values given as an array of another namespace than the backend's: a NumPy array,
+    or, on NumPy, a :class:`ForeignArray`."""
+
+    values: npt.NDArray[Any]
+
+    def __repr__(self) -> str:
+        return f"foreign({_literal(self.values)})"
+
+
+class ForeignArray:
+    """An array of a namespace that is none of the backends'."""
+
+    def __init__(self, values: npt.NDArray[Any] | None = None) -> None:
+        values = np.zeros(1, np.int64) if values is None else values
+        self.shape, self.ndim, self.dtype = values.shape, values.ndim, str(values.dtype)
+
+    def __array_namespace__(self, api_version: str | None = None) -> Any:
+        from types import ModuleType
+
+        return ModuleType("foreign")
+
+
+@dataclass
+class OddCall:
+    """One call of a public function, with its arguments as given: Python values as they are,
+    :class:`Arr` and :class:`Foreign` markers for arrays."""
+
+    op: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def materialize(self, backend: Backend) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The arguments for `backend`: each marker as an array."""
+
+        def made(value: Any) -> Any:
+            if isinstance(value, Arr):
+                return backend.asarray(value.values)
+            if isinstance(value, Foreign):
+                if backend.name == "numpy":
+                    return ForeignArray(value.values)
+                return np.array(value.values)
+            return value
+
+        return tuple(made(a) for a in self.args), {k: made(v) for k, v in self.kwargs.items()}
+
+    def run(self, backend: Backend) -> Any:
+        """The result on `backend` (computed, where lazy), as NumPy; raises what the call
+        raises."""
+        args, kwargs = self.materialize(backend)
+        out = getattr(pg, self.op)(*args, **kwargs)
+        self.check_namespace(backend, out)
+        return out if isinstance(out, np.ndarray) else backend.to_numpy(out)
+
+    def check_namespace(self, backend: Backend, out: Any) -> None:
+        """A result of the backend's namespace where the data or the index is its array;
+        NumPy's where neither is an array."""
+        data, index = self.data_and_index()
+        got = aac.array_namespace(out)
+        if isinstance(self.args[data], Arr) or isinstance(self.args[index], Arr):
+            assert got is backend.xp, f"namespace {type(out)} is not {backend.name}'s"
+        else:
+            assert aac.is_numpy_namespace(got), f"{type(out)} is not a NumPy array"
+
+    def data_and_index(self) -> tuple[int, int]:
+        """The positions of the data and the index among the positional arguments."""
+        return (0, 2) if self.op in ("gather_d", "scatter_d") else (0, 1)
+
+    def names(self) -> tuple[str, ...]:
+        """Every argument name of the function."""
+        import inspect
+
+        return tuple(inspect.signature(getattr(pg, self.op)).parameters)
+
+    def reproducer(self, backend_name: str) -> str:
+        text = ", ".join([*map(repr, self.args)] + [f"{k}={v!r}" for k, v in self.kwargs.items()])
+        return "\n".join(
+            [
+                "import numpy as np, portagather as pg",
+                "from portagather.conformance.backends import load_backend",
+                "from portagather.conformance.cases import Foreign, OddCall",
+                f"b = load_backend({backend_name!r})",
+                "foreign = lambda v: OddCall('gather', (Foreign(v),)).materialize(b)[0][0]",
+                f"pg.{self.op}({text})",
+            ]
+        )

@@ -175,6 +175,10 @@ def ref_take_along_axis(
 
 def _apply(out: npt.NDArray[Any], target: tuple[int, ...], value: Any, reduce: str) -> None:
     old = out[target]
+    if out.dtype == bool and reduce != "update":  # OR and AND, as TensorFlow and PyTorch
+        combined = {"add": old or value, "max": old or value}.get(reduce, old and value)
+        out[target] = bool(combined)
+        return
     if reduce == "add":
         value = old + value
     elif reduce == "multiply":

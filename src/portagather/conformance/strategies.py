@@ -15,7 +15,17 @@ import numpy.typing as npt
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from .cases import SCATTERS, Call, Chunks, ScatterCall, scatter_of
+from .cases import (
+    REDUCTIONS,
+    SCATTERS,
+    Arr,
+    Call,
+    Chunks,
+    Foreign,
+    OddCall,
+    ScatterCall,
+    scatter_of,
+)
 
 SIZES = st.integers(1, 3)
 
@@ -276,3 +286,256 @@ def scatter_calls(draw: st.DrawFn, op: str, reduce: str, *, bad: bool = False) -
     assert call.chunks is not None
     scatter.chunks = (*call.chunks, draw(chunkings(out_shape)))
     return scatter
+
+
+# Calls with odd arguments (test_arguments.py): a drawn call of one of the seven public
+# functions, then its arguments in other valid forms (Python lists, NumPy scalars, Python
+# ints no integer dtype holds, TensorFlow's policy names) and up to two faults (kinds, ragged
+# lists, dtypes, shapes, arrays of another namespace, options, values). Every array holds a
+# dtype that every backend keeps as it is (int32, int8, uint8, float32, bool), so that a call
+# means the same on every backend.
+
+ODD_POLICIES = ("error", "ignore", "clip", "wrap", "unchecked", "", "DEFAULT", "ERROR", "IGNORE")
+#: Objects of no kind that an argument takes.
+ODD_OBJECTS = (None, {"a": 1}, object(), {1, 2}, print)
+#: Python ints that no integer dtype, or no 32-bit one, holds.
+HUGE_INTS = (2**31, 2**40, -(2**40), 2**63 + 5, 2**64, -(2**70))
+
+
+def _index_dtype(draw: st.DrawFn, indices: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    dtype = draw(st.sampled_from(["int32", "int8", "uint8"]))
+    if dtype == "uint8":  # negative values become large ones: out of range, never from the end
+        return np.where(indices < 0, 200, indices).astype(dtype)
+    return indices.astype(dtype)
+
+
+def _data_dtype(draw: st.DrawFn, data: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    dtype = draw(st.sampled_from(["int32", "float32", "bool"]))
+    return (data % 2 if dtype == "bool" else data).astype(dtype)
+
+
+def _huge(draw: st.DrawFn, indices: npt.NDArray[Any]) -> Any:
+    """The index as a Python list with one value no (32-bit) integer dtype holds."""
+    values = indices.astype(object)
+    if values.size:
+        flat = values.reshape(-1)
+        flat[draw(st.integers(0, flat.size - 1))] = draw(st.sampled_from(HUGE_INTS))
+    return values.tolist()
+
+
+#: A few calls of each gather (data shape, index shape, options), the same in every drawn
+#: odd call, so that backends which compile per shape (JAX) compile each once: the shapes
+#: are not what these calls vary.
+ODD_BASES: dict[str, list[tuple[tuple[int, ...], tuple[int, ...], dict[str, int]]]] = {
+    "gather_nd": [((2, 3), (2, 2), {}), ((2, 3, 2), (2, 1, 1), {"batch_dims": 1}),
+                  ((3,), (0, 1), {})],
+    "gather": [((2, 3), (4,), {"axis": 1}), ((2, 3, 2), (2, 2), {"axis": 1, "batch_dims": 1}),
+               ((3,), (), {})],
+    "gather_d": [((2, 3), (2, 2), {"dim": 1}), ((3,), (4,), {"dim": 0}),
+                 ((2, 3), (1, 0), {"dim": -2})],
+    "take_along_axis": [((2, 3), (2, 1), {"axis": 1}), ((2, 3), (1, 3), {"axis": 0}),
+                        ((3,), (4,), {"axis": -1})],
+}  # fmt: skip
+
+
+@st.composite
+def _odd_base(draw: st.DrawFn, op: str) -> Call:
+    """One of ``ODD_BASES[op]`` with drawn index values, valid or (maybe) bad ones."""
+    shape, index_shape, kwargs = draw(st.sampled_from(ODD_BASES[op]))
+    b, bad = kwargs.get("batch_dims", 0), draw(st.booleans())
+    if op == "gather_nd":
+        sizes = [shape[b + j] for j in range(index_shape[-1])]
+        columns = [_values(draw, index_shape[:-1] + (1,), *_range(n, False, bad)) for n in sizes]
+        indices = np.concatenate(columns, axis=-1) if columns else np.zeros(index_shape, int)
+    else:
+        axis = kwargs.get("axis", kwargs.get("dim", b))
+        negative = op in ("gather_d", "take_along_axis")
+        indices = _values(draw, index_shape, *_range(shape[axis], negative, bad))
+    return Call(op, _data(shape), indices, dict(kwargs))
+
+
+@st.composite
+def odd_calls(draw: st.DrawFn, op: str) -> OddCall:
+    """A call of public function `op` with arguments in odd forms and up to two faults."""
+    scatter = op in SCATTERS
+    base: Call | ScatterCall = draw(_odd_base(SCATTERS.get(op, op)))
+    if isinstance(base, Call) and scatter:
+        reduce = draw(st.sampled_from(REDUCTIONS))
+        shaped = Call(base.op, base.data, base.indices, {**base.kwargs, "bad_indices": "ignore"})
+        shape = shaped.expected().shape
+        count = int(np.prod(shape))
+        values = np.arange(count) % 5 - 2 if reduce == "multiply" else np.arange(count) * 7 - 50
+        base = scatter_of(base, values.reshape(shape), reduce=reduce)
+        updates: Any = base.updates
+    kwargs = dict(base.kwargs)
+    data = _data_dtype(draw, base.data)
+    indices: Any = _index_dtype(draw, np.asarray(base.indices))
+    if scatter:
+        updates = Arr(_data_dtype(draw, updates).astype(data.dtype))
+    kwargs["bad_indices"] = draw(st.sampled_from(ODD_POLICIES))
+    if not scatter and draw(st.booleans()):
+        kwargs["fill_value"] = draw(st.sampled_from([1, -1, True, np.int8(1), 0.0]))
+        if data.dtype == bool:
+            kwargs["fill_value"] = True
+    data_arg: Any = Arr(data)
+    index_arg: Any = Arr(indices)
+    # Valid forms the arguments also take.
+    form = draw(st.sampled_from(["arrays", "index list", "huge", "data list", "numpy ints"]))
+    if form == "index list":
+        index_arg = indices.tolist()
+    elif form == "huge":
+        index_arg = _huge(draw, indices.astype(np.int64))
+    elif form == "data list" and data.dtype != np.float32:  # a float list: float64 on NumPy
+        data_arg = data.tolist()
+        kwargs.pop("fill_value", None)
+    elif form == "numpy ints":
+        for key in ("axis", "dim", "batch_dims"):
+            if isinstance(kwargs.get(key), int):
+                kwargs[key] = np.int64(kwargs[key])
+        if (op == "gather" and indices.ndim == 0) or (op == "gather" and draw(st.booleans())):
+            index_arg = np.int64(draw(st.integers(-2, 4)))  # a 0-d index: the axis goes
+            kwargs.pop("batch_dims", None)
+    if scatter and draw(st.booleans()):
+        updates = updates.values.tolist()  # Python values of the data's kind
+    spec = {"data": data_arg, "index": index_arg, "kwargs": kwargs}
+    if scatter:
+        spec["updates"] = updates
+    for _ in range(draw(st.sampled_from([2, 1, 2, 1, 0, 2]))):  # mostly refused calls
+        fault = draw(st.sampled_from(_FAULTS["scatter" if scatter else "gather"]))
+        fault(draw, spec, op)
+    return _odd_call(op, spec)
+
+
+def _odd_call(op: str, spec: dict[str, Any]) -> OddCall:
+    kwargs = dict(spec["kwargs"])
+    arrays = (Arr, Foreign)
+    if "updates" in spec and not isinstance(spec["data"], arrays):
+        if not isinstance(spec["index"], arrays) and isinstance(spec["updates"], Arr):
+            # Python data and index make NumPy arrays, whose updates are NumPy's: the
+            # backend's array would be another library's, on that backend only.
+            spec["updates"] = spec["updates"].values.tolist()
+    if op in ("gather_d", "scatter_d"):
+        dim = kwargs.pop("dim")
+        args: tuple[Any, ...] = (spec["data"], dim, spec["index"])
+    else:
+        args = (spec["data"], spec["index"])
+    if "updates" in spec:
+        args = (*args, spec["updates"])
+    return OddCall(op, args, kwargs)
+
+
+def _values_of(argument: Any) -> Any:
+    """The numbers of an argument as a NumPy array; an empty object array for anything else
+    (odd objects, text, ragged lists), which the faults below leave alone."""
+    if isinstance(argument, Arr | Foreign):
+        return argument.values
+    nothing = np.empty(0, dtype=object)
+    try:
+        values = np.asarray(argument)
+    except ValueError:
+        return nothing
+    if values.dtype.kind not in "biuf":
+        return nothing
+    if values.dtype.kind in "iu" and values.size:  # as int32, which every backend keeps
+        if int(values.min()) < -(2**31) or int(values.max()) >= 2**31:
+            return nothing
+        return values.astype(np.int32)
+    return values.astype(np.float32) if values.dtype.kind == "f" else values
+
+
+def _data_kind(draw: st.DrawFn, spec: dict[str, Any], op: str) -> None:
+    odd = [*ODD_OBJECTS, [[1, 2], [3]]]
+    if op not in ("gather_nd", "scatter_nd"):  # 0-d text data: a rank error everywhere
+        odd += ["ab", b"ab"]
+    spec["data"] = draw(st.sampled_from(odd))
+
+
+def _index_kind(draw: st.DrawFn, spec: dict[str, Any], _op: str) -> None:
+    spec["index"] = draw(st.sampled_from([*ODD_OBJECTS, "ab", [[0, 1], [2]], [None], ["a"]]))
+
+
+def _index_dtype_fault(draw: st.DrawFn, spec: dict[str, Any], _op: str) -> None:
+    values = _values_of(spec["index"])
+    if values.dtype == object:
+        return
+    dtype = draw(st.sampled_from(["float32", "bool"]))
+    spec["index"] = draw(
+        st.sampled_from([Arr(values.astype(dtype)), values.astype(dtype).tolist()])
+    )
+
+
+def _index_shape(draw: st.DrawFn, spec: dict[str, Any], _op: str) -> None:
+    values = _values_of(spec["index"])
+    if values.dtype == object:
+        return
+    longer = draw(st.booleans()) or values.ndim == 0 or values.shape[-1] == 0
+    values = values[..., None] if longer else values[..., 0]
+    spec["index"] = Arr(values)
+
+
+def _foreign(draw: st.DrawFn, spec: dict[str, Any], _op: str) -> None:
+    """An array of another namespace beside an array of the backend's."""
+    targets = []
+    if isinstance(spec["data"], Arr):
+        targets.append("index")
+        if "updates" in spec:
+            targets.append("updates")
+    if isinstance(spec["index"], Arr) and _values_of(spec["data"]).dtype != object:
+        targets.append("data")
+    if targets:
+        target = draw(st.sampled_from(targets))
+        spec[target] = Foreign(_values_of(spec[target]))
+
+
+def _policy(draw: st.DrawFn, spec: dict[str, Any], _op: str) -> None:
+    spec["kwargs"]["bad_indices"] = draw(st.sampled_from(["raise", None, 3, "Error", "ignore "]))
+
+
+def _option(draw: st.DrawFn, spec: dict[str, Any], op: str) -> None:
+    kwargs = spec["kwargs"]
+    keys = [k for k in ("axis", "dim", "batch_dims") if k in kwargs] or ["batch_dims"]
+    if op in ("take_along_axis", "put_along_axis"):
+        keys = ["axis"]
+    if op == "gather_nd" or op == "scatter_nd":
+        keys = ["batch_dims"]
+    key = draw(st.sampled_from(keys))
+    kwargs[key] = draw(st.sampled_from(["1", 1.0, True, object(), 7, -7]))
+
+
+def _fill(draw: st.DrawFn, spec: dict[str, Any], _op: str) -> None:
+    if not isinstance(spec["data"], Arr):  # a fill value's fit depends on the data's dtype
+        return
+    odd = [None, [1], {"a": 1}, Arr(np.zeros(2, np.int32)), 2**40, 0.5, "x", 1e300, 2, 1j]
+    spec["kwargs"]["fill_value"] = draw(st.sampled_from(odd))
+
+
+def _updates_kind(draw: st.DrawFn, spec: dict[str, Any], _op: str) -> None:
+    spec["updates"] = draw(st.sampled_from([*ODD_OBJECTS, "ab", [[1, 2], [3]], [None]]))
+
+
+def _updates_misfit(draw: st.DrawFn, spec: dict[str, Any], _op: str) -> None:
+    values = _values_of(spec["updates"])
+    if values.dtype == object:
+        return
+    choice = draw(st.sampled_from(["float array", "float values", "huge", "shape", "scalar"]))
+    if choice == "float array":
+        spec["updates"] = Arr((values + 0.5).astype(np.float32))
+    elif choice == "float values":
+        spec["updates"] = (values + 0.5).tolist()
+    elif choice == "huge" and isinstance(spec["data"], Arr):  # the fit depends on the dtype
+        spec["updates"] = np.full(values.shape, 2**40).tolist()
+    elif choice == "shape":
+        spec["updates"] = Arr(np.concatenate([values.reshape(-1), values.reshape(-1)[:1]]))
+    else:
+        spec["updates"] = 1
+
+
+def _reduce(draw: st.DrawFn, spec: dict[str, Any], _op: str) -> None:
+    spec["kwargs"]["reduce"] = draw(st.sampled_from(["sum", None, "ADD", 1]))
+
+
+_COMMON = [_data_kind, _index_kind, _index_dtype_fault, _index_shape, _foreign, _policy, _option]
+_FAULTS = {
+    "gather": [*_COMMON, _fill],
+    "scatter": [*_COMMON, _updates_kind, _updates_misfit, _reduce],
+}

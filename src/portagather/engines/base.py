@@ -75,11 +75,15 @@ class Engine:
         """The `depth` components of the index vectors along the last axis of `values`."""
         return [values[..., j] for j in range(depth)]
 
-    def wide_index_dtype(self) -> Any:
-        """The widest signed integer dtype the namespace holds; the policies work in it."""
+    def wide_index_dtype(self, like: Any = None) -> Any:
+        """The widest signed integer dtype the namespace holds on the device of array `like`
+        (None: its default device); the policies work in it. A device may hold fewer dtypes
+        than the namespace (array-api-strict's ``Device("no_x64")``). An array, not its
+        device: the engines that need no device never pay for looking it up."""
         xp = self.xp
+        device = None if like is None else device_for_new(like)
         try:
-            signed = xp.__array_namespace_info__().dtypes(kind="signed integer")
+            signed = xp.__array_namespace_info__().dtypes(kind="signed integer", device=device)
         except AttributeError:
             return xp.int64
         return signed.get("int64", signed.get("int32"))
@@ -154,7 +158,7 @@ class Engine:
         the gather of `plan` would read; ignored index vectors drop their updates."""
         xp, shape = self.xp, tuple(data.shape)
         size = math.prod(shape)
-        wide = self.wide_index_dtype()
+        wide = self.wide_index_dtype(data)
         axes = target_axes(xp, components.values, plan, shape, wide)
         flat = flat_targets(xp, axes, shape, plan.out_shape, wide)
         flat = self.kept_inside(

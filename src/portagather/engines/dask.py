@@ -37,7 +37,7 @@ class DaskEngine(Engine):
             return indices.rechunk(kept)
         return indices
 
-    def wide_index_dtype(self) -> Any:
+    def wide_index_dtype(self, like: Any = None) -> Any:
         return self.xp.int64
 
     def enforce_lazily(

@@ -50,7 +50,7 @@ class JaxEngine(Engine):
     def reads_cheaply(self, x: Any) -> bool:
         return all(d.platform == "cpu" for d in x.devices())
 
-    def wide_index_dtype(self) -> Any:
+    def wide_index_dtype(self, like: Any = None) -> Any:
         """JAX without ``jax_enable_x64`` silently turns int64 into int32."""
         return jnp.int64 if _has_int64() else jnp.int32
 

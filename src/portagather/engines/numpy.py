@@ -40,7 +40,7 @@ class NumPyEngine(Engine):
         rows = max(1, self.BLOCK * indices.shape[0] // elements)
         return rows if rows < indices.shape[0] else 0
 
-    def wide_index_dtype(self) -> Any:
+    def wide_index_dtype(self, like: Any = None) -> Any:
         return np.int64
 
     def clamp(self, values: Any, low: int, high: int) -> Any:

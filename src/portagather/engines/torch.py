@@ -70,7 +70,7 @@ class TorchEngine(Engine):
     def vector_components(self, values: Any, depth: int) -> list[Any]:
         return list(values.unbind(-1))  # one call for all of them
 
-    def wide_index_dtype(self) -> Any:
+    def wide_index_dtype(self, like: Any = None) -> Any:
         return torch.int64
 
     def clamp(self, values: Any, low: int, high: int) -> Any:
