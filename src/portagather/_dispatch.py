@@ -369,7 +369,13 @@ class NumPyEngine(Engine):
             buffer[np.where(won, flat, size)] = updates
         else:
             ufunc = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
-            ufunc[reduce].at(buffer, flat, updates)
+            if reduce in ("min", "max"):
+                # NumPy's maximum.at and minimum.at flag a NaN as an invalid operation (their
+                # elementwise forms do not): the NaN propagates, and nothing is wrong.
+                with np.errstate(invalid="ignore"):
+                    ufunc[reduce].at(buffer, flat, updates)
+            else:
+                ufunc[reduce].at(buffer, flat, updates)
         return out
 
     @staticmethod
