@@ -149,10 +149,16 @@ def _full(xp: Any, shape: tuple[int, ...], value: int | float, dtype: Any, like:
         from dask.array.core import normalize_chunks
 
         inner = len(shape) - 1
-        previous = like.chunks[like.ndim - inner :] if inner else ()
+        previous = _nonzero_chunks(like.chunks[like.ndim - inner :] if inner else ())
         chunks = normalize_chunks(("auto", *previous), shape, dtype=np.dtype(dtype))
         return da.full(shape, value, dtype=dtype, chunks=chunks)
     return xp.full(shape, value, dtype=dtype, device=device_for_new(like))
+
+
+def _nonzero_chunks(chunks: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:
+    """Dask chunks without the zero-size ones, which Dask's elementwise operations and
+    reshapes mis-handle (``da.maximum(c, 0)`` on chunks ``(0, 1)`` gives two elements)."""
+    return tuple(tuple(n for n in sizes if n) or (0,) for sizes in chunks)
 
 
 @dataclass
@@ -232,14 +238,15 @@ def _counts(call: _Call, policy: str) -> Any:
 
 def _mean(call: _Call, total: Any, count: Any) -> Any:
     """`total` over `count` (broadcast along the inner axes); 0 where nothing was counted.
-    Integers are floor-divided (as ``//``), in the widest integer dtype of their signedness;
-    float16 is divided in float32."""
+    Integers are floor-divided (as ``//``) in the widest signed integer dtype (the widest
+    unsigned one for those it cannot hold); float16 is divided in float32."""
     xp, dtype = call.xp, call.data.dtype
     count = xp.maximum(count, xp.ones_like(count))
     count = xp.reshape(count, (call.num_segments,) + (1,) * (total.ndim - 1))
     if xp.isdtype(dtype, "integral"):
-        signed = xp.isdtype(dtype, "signed integer")
-        wide = call.engine.wide_index_dtype(xp) if signed else _unsigned_wide(xp)
+        wide = call.engine.wide_index_dtype(xp)
+        if int(xp.iinfo(dtype).max) > int(xp.iinfo(wide).max):  # uint64 (uint32 on 32-bit JAX)
+            wide = _unsigned_wide(xp)
         quotient = xp.floor_divide(xp.astype(total, wide), xp.astype(count, wide))
         return xp.astype(quotient, dtype)
     if dtype_name(dtype) == "float16":
@@ -330,6 +337,8 @@ def _csr(data: Any, offsets: Any, reduce: object, bad_indices: object) -> Any:
         raise ValueError(msg)
     engine = engine_for(xp)
     offsets = engine.index_array(xp, offsets)
+    if aac.is_dask_array(data):
+        data = data.rechunk(_nonzero_chunks(data.chunks))
     rows = xp.reshape(data, (math.prod(shape[: axis + 1]), *shape[axis + 1 :]))
     ids, count = _ids_from_offsets(xp, engine, offsets, shape, axis, rows)
     reduced = segment_reduce(
@@ -364,7 +373,7 @@ def _ids_from_offsets(
     flat = xp.reshape(values + shift, (batches * line,))
     positions = xp.arange(batches * n, dtype=wide, device=device)
     if aac.is_dask_array(rows):  # the ids in the rows' chunks of the data
-        positions = positions.rechunk(rows.chunks[0])
+        positions = positions.rechunk(rows.chunks[:1])
     position = xp.searchsorted(flat, positions, side="right") - 1
     batch = xp.floor_divide(position, line)
     entry = position - batch * line
