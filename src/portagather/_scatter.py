@@ -77,31 +77,7 @@ def check_updates(
     `data`'s dtype; an array must cast to it safely.
     """
     shape = plan.out_shape
-    if aac.is_array_api_obj(updates):
-        if aac.array_namespace(updates) is not xp and type(updates) is not type(data):
-            msg = (
-                f"{name} must be an array of the same library as {data_name}; got "
-                f"{type(updates).__module__}.{type(updates).__name__} and "
-                f"{type(data).__module__}.{type(data).__name__}"
-            )
-            raise TypeError(msg)
-        if updates.dtype != data.dtype and not _casts_safely(xp, updates.dtype, data.dtype):
-            msg = (
-                f"{name} must have a dtype that casts safely to {data_name}.dtype = "
-                f"{dtype_name(data.dtype)}; got {dtype_name(updates.dtype)}"
-            )
-            raise TypeError(msg)
-    else:
-        _check_python_values(updates, data.dtype, name, data_name)
-        try:
-            updates = xp.asarray(updates, dtype=data.dtype, device=device_for_new(data))
-        except (TypeError, ValueError, OverflowError) as err:
-            wanted = dtype_name(data.dtype)
-            msg = (
-                f"{name} must be values that {data_name}.dtype = {wanted} holds exactly, or an "
-                f"array; {err}"
-            )
-            raise TypeError(msg) from None
+    updates = updates_array(xp, updates, data, name, data_name, cast=False)
     given = tuple(updates.shape)
     if mode == "block":
         fits = len(given) == len(shape) and all(g >= s for g, s in zip(given, shape, strict=True))
@@ -125,6 +101,39 @@ def check_updates(
         else:
             updates = xp.broadcast_to(updates, shape)
     return updates
+
+
+def updates_array(
+    xp: Any, updates: Any, data: Any, name: str, data_name: str, cast: bool = True
+) -> Any:
+    """`updates` as an array of `data`'s namespace, of a dtype that casts safely to data's
+    (cast to it where `cast`): an array of another library or dtype is a TypeError; Python
+    scalars and lists take data's dtype, and must be held by it exactly."""
+    if aac.is_array_api_obj(updates):
+        if aac.array_namespace(updates) is not xp and type(updates) is not type(data):
+            msg = (
+                f"{name} must be an array of the same library as {data_name}; got "
+                f"{type(updates).__module__}.{type(updates).__name__} and "
+                f"{type(data).__module__}.{type(data).__name__}"
+            )
+            raise TypeError(msg)
+        if updates.dtype != data.dtype and not _casts_safely(xp, updates.dtype, data.dtype):
+            msg = (
+                f"{name} must have a dtype that casts safely to {data_name}.dtype = "
+                f"{dtype_name(data.dtype)}; got {dtype_name(updates.dtype)}"
+            )
+            raise TypeError(msg)
+        return xp.astype(updates, data.dtype) if cast and updates.dtype != data.dtype else updates
+    _check_python_values(updates, data.dtype, name, data_name)
+    try:
+        return xp.asarray(updates, dtype=data.dtype, device=device_for_new(data))
+    except (TypeError, ValueError, OverflowError) as err:
+        wanted = dtype_name(data.dtype)
+        msg = (
+            f"{name} must be values that {data_name}.dtype = {wanted} holds exactly, or an "
+            f"array; {err}"
+        )
+        raise TypeError(msg) from None
 
 
 def _check_python_values(values: Any, dtype: Any, name: str, data_name: str) -> None:

@@ -1,5 +1,7 @@
-"""``tf.gather_nd``, ``tf.gather``, ``tf.scatter_nd`` and ``tf.tensor_scatter_nd_update`` /
-``_add`` / ``_sub`` / ``_min`` / ``_max`` with TensorFlow's signatures, on any array backend.
+"""``tf.gather_nd``, ``tf.gather``, ``tf.scatter_nd``, ``tf.tensor_scatter_nd_update`` /
+``_add`` / ``_sub`` / ``_min`` / ``_max``, and ``tf.math``'s segment reductions
+(``tf.math.unsorted_segment_sum`` and the others, as ``tensorflow.math`` here, which lists
+its own differences) with TensorFlow's signatures, on any array backend.
 
 Port by changing the import::
 
@@ -33,11 +35,13 @@ import array_api_compat as aac
 from .. import _api
 from .._arrays import as_arrays
 from .._types import Reduction
+from . import _tensorflow_math as math
 from ._common import renamed, zeros_of
 
 __all__ = [
     "gather",
     "gather_nd",
+    "math",
     "scatter_nd",
     "tensor_scatter_nd_add",
     "tensor_scatter_nd_max",
