@@ -276,6 +276,10 @@ def segment_reduce(
     init = _full(xp, call.result_shape, identity(xp, reduce, call.data.dtype), call.data.dtype,
                  call.data)  # fmt: skip
     result = _scatter(call, init, call.data, _SCATTER[reduce], policy)
+    if not math.prod(call.data.shape):
+        # No rows: the identity, kept in the autograd graph of the data (PyTorch), as the
+        # scatter of rows would be, by adding the data's (empty, so zero) sum.
+        result = result + xp.sum(call.data, dtype=call.data.dtype)
     count = None
     if reduce == "mean" or with_count:
         # Under "error" the sum's scatter checks the ids; the count's need not again.

@@ -26,7 +26,7 @@ REDUCES = ("sum", "mean", "max", "min", "prod")
 def test_valid_ids(backend, mode, repro, op):
     """Every id valid, in every mode (eager; jit on JAX; lazy on Dask)."""
 
-    @drawn(6)
+    @drawn(5)
     @given(strategies.segment_calls(op))
     def check(call: Call) -> None:
         if mode == "jit":  # "error" asks for checkify there (test_jit_error_through_checkify)
@@ -220,7 +220,7 @@ def test_two_namespaces(backend):
 def test_csr(backend, mode, repro, op):
     del op  # names the matrix row only
 
-    @drawn(10)
+    @drawn(8)
     @given(st.sampled_from(REDUCES).flatmap(strategies.csr_calls))
     def check(call: Call) -> None:
         if mode == "jit":  # "error" asks for checkify there (test_csr_bad_offsets)
