@@ -37,7 +37,7 @@ def test_valid_ids(backend, mode, repro, op):
 
 
 @pytest.mark.cell("segments policy:{policy}")
-@pytest.mark.parametrize("policy", [*POLICIES, "", "IGNORE"])
+@pytest.mark.parametrize("policy", [*POLICIES, "DEFAULT", "IGNORE"])
 @pytest.mark.parametrize("op", ["segment_sum", "segment_mean", "segment_max"])
 def test_bad_ids(backend, mode, repro, op, policy):
     """Negative and too-large ids under every policy: ``"error"`` raises naming the first
