@@ -10,8 +10,8 @@ Every candidate of one workload on one backend is timed in the same process, int
 over the rounds is reported. JAX runs with ``jax_enable_x64`` so that the indices stay int64.
 
 The report is ``RESULTS.template.md`` with its named sections filled by the ``section_*``
-functions; the scale-out (``scale_out.py``) and scatter (``scatter.py``) sections are carried
-over from the old report.
+functions; the scale-out (``scale_out.py``), scatter (``scatter.py``) and segment
+(``segments.py``, ``segments_scale_out.py``) sections are carried over from the old report.
 """
 
 from __future__ import annotations
@@ -306,13 +306,15 @@ def marked(r, target, digits=2):
 TEMPLATE = HERE / "RESULTS.template.md"
 SCALE_OUT = re.compile(r"<!-- scale-out.*?<!-- /scale-out -->", re.S)
 SCATTER = re.compile(r"<!-- scatter -->.*?<!-- /scatter -->", re.S)
+SEGMENTS = re.compile(r"<!-- segments -->.*?<!-- /segments -->", re.S)
+SEGMENTS_SCALE_OUT = re.compile(r"<!-- segments-scale-out -->.*?<!-- /segments-scale-out -->", re.S)
 
 
 def build_report(res, quick, previous=""):
     """The report: ``RESULTS.template.md`` with each named section filled by its function
-    below (an empty string where the run measured nothing for it). The scale-out section,
-    written by ``scale_out.py``, and the scatter section, written by ``scatter.py``, are
-    carried over from `previous` (the old report)."""
+    below (an empty string where the run measured nothing for it). The sections other
+    scripts write (``scale_out.py``, ``scatter.py``, ``segments.py``,
+    ``segments_scale_out.py``) are carried over from `previous` (the old report)."""
     m = res["machine"]
     th = res.get("threads", 1)
     found = SCALE_OUT.search(previous)
@@ -342,6 +344,13 @@ def build_report(res, quick, previous=""):
         "notes": section_notes(res),
         "scale_out": found.group(0) if found else "",
         "scatter": scatters.group(0) if scatters else "",
+        **{
+            name: hit.group(0) if (hit := pattern.search(previous)) else ""
+            for name, pattern in (
+                ("segments", SEGMENTS),
+                ("segments_scale_out", SEGMENTS_SCALE_OUT),
+            )
+        },
     }
     text = string.Template(TEMPLATE.read_text()).substitute(sections)
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
