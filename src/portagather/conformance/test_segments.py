@@ -375,10 +375,11 @@ def test_jit_error_through_checkify(backend):
 @pytest.mark.only("dask")
 def test_dask_routes_rows_to_result_blocks(backend: Backend):
     """Nothing is computed by the call; the result is chunked along the segments (Dask's
-    automatic chunk size); no task reads more than one chunk of the data, and none more than
-    one data chunk or one result block plus the rows routed to it (each row with its flat
-    position and its position in the data: three times its bytes, for float64); a bad id
-    raises on compute."""
+    automatic chunk size); no task reads more than one chunk of the data; the rows of the
+    twenty data chunks reach each result block through a tree of tasks that each combine at
+    most four chunks' rows (each row with its flat position and its position in the data: three
+    times its bytes, for float64), so that no task holds more than that plus one result
+    block; a bad id raises on compute."""
     import dask
 
     from .dask_costs import measure
@@ -387,19 +388,18 @@ def test_dask_routes_rows_to_result_blocks(backend: Backend):
     rng = np.random.default_rng(0)
     values = rng.integers(-5, 5, (400, 3)).astype(np.float64)
     ids = rng.integers(0, 50, 400)
-    data = backend.asarray(values, chunks=((100,) * 4, (3,))).persist()
-    lazy_ids = backend.asarray(ids, chunks=((100,) * 4,)).persist()
+    data = backend.asarray(values, chunks=((20,) * 20, (3,))).persist()
+    lazy_ids = backend.asarray(ids, chunks=((20,) * 20,)).persist()
     with no_compute(), dask.config.set({"array.chunk-size": "400B"}):
         out = in_mode(lambda d, i: pg.segment_sum(d, i, 50), "lazy")(data, lazy_ids)
     assert len(out.chunks[0]) > 1 and out.chunks[1] == (3,)
     got, costs = measure(out, data.name)
     assert np.array_equal(got, Call("segment_sum", values, ids, {"num_segments": 50}).expected())
     assert costs.most_params_blocks == 1
-    edges = np.cumsum(out.chunks[0])
-    routed = np.bincount(np.searchsorted(edges, ids, side="right")).max() * 3 * 8
+    assert any("combine" in str(key) for key in costs.inputs), "no tree"
     block = max(out.chunks[0]) * 3 * 8
-    assert costs.largest_input <= block + 3 * max(routed, 100 * 3 * 8)
-    bad = backend.asarray(np.where(ids == 7, 60, ids), chunks=((100,) * 4,))
+    assert costs.largest_input <= block + 4 * 3 * (20 * 3 * 8)
+    bad = backend.asarray(np.where(ids == 7, 60, ids), chunks=((20,) * 20,))
     with pytest.raises(IndexError, match=r"= 60 is out of range \[0, 50\)"):
         pg.segment_max(data, bad, 50).compute()
 
