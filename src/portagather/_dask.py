@@ -543,7 +543,10 @@ def _combine_pieces(pieces: list[tuple[Any, Any, Any]], reduce: str) -> tuple[An
     positions = np.concatenate([p[2] for p in pieces])
     if not flat.size:
         return flat, values, positions
-    order = np.lexsort((positions, flat))  # by target, then by position in the updates
+    if reduce == "update":  # by target, then by position in the updates
+        order = np.lexsort((positions, flat))
+    else:
+        order = np.argsort(flat, kind="stable")
     flat, values, positions = flat[order], values[order], positions[order]
     first = np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]])
     last = np.r_[first[1:], flat.size] - 1
