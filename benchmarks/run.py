@@ -11,7 +11,8 @@ over the rounds is reported. JAX runs with ``jax_enable_x64`` so that the indice
 
 The report is ``RESULTS.template.md`` with its named sections filled by the ``section_*``
 functions; the sections the other scripts write (:data:`CARRIED`: ``scale_out.py``,
-``scatter.py``, ``last_wins.py``, ``jax_eager.py``) are carried over from the old report.
+``scatter.py``, ``last_wins.py``, ``jax_eager.py``, ``segments.py``,
+``segments_scale_out.py``) are carried over from the old report.
 """
 
 from __future__ import annotations
@@ -306,7 +307,7 @@ def marked(r, target, digits=2):
 TEMPLATE = HERE / "RESULTS.template.md"
 #: Sections of the report written by other scripts (``<!-- name -->`` ... ``<!-- /name -->``),
 #: each the template field of its name with "_" for "-".
-CARRIED = ("scale-out", "scatter", "last-wins", "jax-eager")
+CARRIED = ("scale-out", "scatter", "last-wins", "jax-eager", "segments", "segments-scale-out")
 
 
 def _section_pattern(name):

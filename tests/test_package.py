@@ -25,10 +25,12 @@ def test_import_pulls_in_no_backend():
 def test_public_names():
     assert set(pg.__all__) == {
         "POLICIES", "REDUCTIONS", "gather", "gather_d", "gather_nd", "take_along_axis",
-        "scatter_nd", "scatter_d", "put_along_axis",
+        "scatter_nd", "scatter_d", "put_along_axis", "SEGMENT_REDUCTIONS", "segment_sum",
+        "segment_mean", "segment_max", "segment_min", "segment_prod", "segment_csr",
     }  # fmt: skip
     assert pg.POLICIES == ("error", "ignore", "clip", "wrap", "unchecked")
     assert pg.REDUCTIONS == ("update", "add", "multiply", "min", "max")
+    assert pg.SEGMENT_REDUCTIONS == ("sum", "mean", "max", "min", "prod")
 
 
 @pytest.mark.parametrize(

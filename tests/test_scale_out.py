@@ -165,7 +165,9 @@ def test_every_scatter_task_reads_at_most_one_params_block(data, policy):
         per_task = block + update_chunk * (1 + 8 // updates.dtype.itemsize * 2)
         assert costs.most_params_blocks == 1, name
         assert costs.largest_input <= 2 * per_task, (name, costs.largest_input, per_task)
-        np.testing.assert_allclose(out, wanted, rtol=1e-6, err_msg=name)
+        # The updates of a block are summed through a tree of combining tasks, in another
+        # order than ufunc.at's: float32 sums differ in rounding (docs/contract.md, S3).
+        np.testing.assert_allclose(out, wanted, rtol=1e-6, atol=1e-6, err_msg=name)
 
 
 def test_unknown_chunk_sizes_are_refused_clearly():

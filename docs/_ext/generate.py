@@ -18,6 +18,19 @@ def all_pages(docs: Path) -> None:
     diagrams(out / "diagrams")
     support_matrix(out / "support-matrix.md")
     performance(docs.parent / "benchmarks", out / "performance.md")
+    message_passing(docs.parent / "examples" / "message_passing.py", out / "message_passing.txt")
+
+
+def message_passing(example: Path, path: Path) -> None:
+    """The output of ``examples/message_passing.py`` on every backend, run now: the page
+    shows what this build's portagather prints. A failing run fails the build."""
+    command = [sys.executable, str(example), "--nodes", "500", "--edges", "4000"]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+    if done.returncode != 0:
+        msg = f"examples/message_passing.py failed:\n{done.stderr}"
+        raise RuntimeError(msg)
+    path.write_text(f"$ python examples/message_passing.py --nodes 500 --edges 4000\n{done.stdout}")
 
 
 # --- shape diagrams ---------------------------------------------------------------------------
@@ -165,6 +178,32 @@ def diagrams(out: Path) -> None:
     )
 
     _scatter_diagrams(out)
+    _segment_diagram(out)
+
+
+def _segment_diagram(out: Path) -> None:
+    """segment_sum: each row of the data, its id and the segment it is summed into share the
+    segment's colour; an empty segment is white."""
+    import portagather as pg
+
+    data = np.array([[1, 2], [3, 4], [5, 6], [7, 8], [9, 10]])
+    ids = np.array([0, 2, 0, 3, 2])
+    colors = _palette(4)
+    _draw(
+        out / "segment_sum.png",
+        [
+            ("data", data, [[colors[int(i)]] * 2 for i in ids]),
+            ("segment_ids", ids[:, None], [[colors[int(i)]] for i in ids]),
+            (
+                "out",
+                pg.segment_sum(data, ids, num_segments=4),
+                [[colors[s] if s in set(ids.tolist()) else WHITE] * 2 for s in range(4)],
+            ),
+        ],
+        "segment_sum(data, segment_ids, num_segments=4): out[s] = sum of the rows with id s; "
+        "segment 1 is empty (0)",
+        height=3.4,
+    )
 
 
 def _scatter_diagrams(out: Path) -> None:
@@ -285,6 +324,12 @@ OPERATIONS = (
     "scatter_nd",
     "scatter_d",
     "put_along_axis",
+    "segment_sum",
+    "segment_mean",
+    "segment_max",
+    "segment_min",
+    "segment_prod",
+    "segment_csr",
 )
 # Text symbols, not emoji (✅, ❌): every common font has these, while emoji need an emoji font
 # and show as empty boxes without one. Coloured by _static/marks.css.

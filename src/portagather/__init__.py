@@ -15,16 +15,32 @@ from ._api import (
 )
 from ._indices import POLICIES
 from ._scatter import REDUCTIONS
+from ._segment import (
+    SEGMENT_REDUCTIONS,
+    segment_csr,
+    segment_max,
+    segment_mean,
+    segment_min,
+    segment_prod,
+    segment_sum,
+)
 
 __all__ = [
     "POLICIES",
     "REDUCTIONS",
+    "SEGMENT_REDUCTIONS",
     "gather",
     "gather_d",
     "gather_nd",
     "put_along_axis",
     "scatter_d",
     "scatter_nd",
+    "segment_csr",
+    "segment_max",
+    "segment_mean",
+    "segment_min",
+    "segment_prod",
+    "segment_sum",
     "take_along_axis",
 ]
 

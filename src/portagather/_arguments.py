@@ -122,7 +122,7 @@ def scatter_arguments(
     policy = normalize_policy(bad_indices)
     reduce = check_reduce(reduce)
     pair = _Pair(data, indices, data_name, index_name)
-    given = _Updates(pair, updates, update_name)
+    given = _Updates(pair.xp, pair.data, pair.data_name, updates, update_name)
     plan = plan_for(planner, pair.data, pair.indices, data_name, index_name, arguments)
     given.check_shape(plan.out_shape, updates_fit)
     data = pair.data_array()
@@ -446,17 +446,15 @@ def _bad(values: Any, plan: GatherPlan) -> Any:
 class _Updates:
     """The updates of a scatter: an array of the data's namespace, or checked Python values."""
 
-    __slots__ = ("data_name", "given", "name", "pair", "values")
+    __slots__ = ("data_name", "given", "name", "values", "xp")
 
-    def __init__(self, pair: _Pair, updates: Any, name: str) -> None:
-        self.pair, self.name, self.data_name = pair, name, pair.data_name
+    def __init__(self, xp: Any, data: Any, data_name: str, updates: Any, name: str) -> None:
+        self.xp, self.name, self.data_name = xp, name, data_name
         self.given = updates
         if _is_array(updates):
-            data = pair.data
-            xp = pair.xp
             if aac.array_namespace(updates) is not xp and type(updates) is not type(data):
                 msg = (
-                    f"{name} must be an array of the same library as {pair.data_name}; got "
+                    f"{name} must be an array of the same library as {data_name}; got "
                     f"{type(updates).__module__}.{type(updates).__name__} and "
                     f"{type(data).__module__}.{type(data).__name__}"
                 )
@@ -492,7 +490,7 @@ class _Updates:
     def check_dtype(self, dtype: Any) -> None:
         if self.values is not None:
             return
-        xp, updates = self.pair.xp, self.given
+        xp, updates = self.xp, self.given
         if updates.dtype != dtype and not _casts_safely(xp, updates.dtype, dtype):
             msg = (
                 f"{self.name} must have a dtype that casts safely to {self.data_name}.dtype = "
@@ -503,7 +501,7 @@ class _Updates:
     def array(self, data: Any, shape: tuple[int, ...], mode: str) -> Any:
         """The updates as an array of data's namespace and dtype, of the gather's result
         `shape` (Python values checked to be held exactly by data's dtype first)."""
-        xp = self.pair.xp
+        xp = self.xp
         if self.values is None:
             updates = self.given
         else:
@@ -587,3 +585,34 @@ def arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple[An
     pair = _Pair(data, indices, data_name, index_name)
     data = pair.data_array()
     return pair.xp, data, pair.indices, pair.from_values[1]
+
+
+def updates_array(xp: Any, updates: Any, data: Any, name: str, data_name: str) -> Any:
+    """`updates` as an array of data's namespace and dtype, of any shape: the kinds, dtype and
+    value checks of a scatter's updates (for front ends and the segment reductions, which
+    check shapes their own way)."""
+    given = _Updates(xp, data, data_name, updates, name)
+    given.check_dtype(data.dtype)
+    return given.array(data, given.shape, "exact")
+
+
+def check_python_values(values: Any, dtype: Any, name: str, data_name: str) -> None:
+    """Python `values` (a scalar or nested lists) must be held exactly by `dtype`."""
+    _check_python_values(python_values(values, name, text=True), dtype, name, data_name, values)
+
+
+def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple[Any, Any, Any]:
+    """The kinds step alone, both as arrays of one namespace ``(xp, data, indices)``: an index
+    given as Python values becomes an array of the widest signed integer the data's device
+    holds (values it cannot hold are a ValueError naming them)."""
+    xp, data, indices, as_values = arrays(data, indices, data_name, index_name)
+    if not as_values:
+        return xp, data, indices
+    wide = engine_for(xp).wide_index_dtype(data)
+    info = xp.iinfo(wide)
+    low, high = (int(indices.min()), int(indices.max())) if indices.size else (0, 0)
+    if low < int(info.min) or high > int(info.max):
+        unheld = low if low < int(info.min) else high
+        msg = f"{index_name} holds {unheld}, which {dtype_name(wide)} on the data's device cannot hold"
+        raise ValueError(msg)
+    return xp, data, xp.asarray(indices.astype(np.int64), dtype=wide, device=device_for_new(data))

@@ -53,16 +53,18 @@ NEEDS = 'portagather check needs pytest, hypothesis and rich: pip install "porta
 
 DESCRIPTION = """\
 Run portagather's conformance suite on array libraries (backends) and print a matrix of
-operations (the gathers, then the scatters) and features against backends: how many checks
-pass, fail (FAIL) or are expected failures (xfail, the backend limitations listed in
-portagather/conformance/known_failures.txt)."""
+operations (the gathers, the scatters, the segment reductions) and features against
+backends: how many checks pass, fail (FAIL) or are expected failures (xfail, the backend
+limitations listed in portagather/conformance/known_failures.txt)."""
 
 # The matrix's operations, in the order of its rows: a test's ``op`` parameter names one (a
 # test without one counts for "all"). The gathers, then the scatters, each after its gather's
-# order; an operation not listed here comes last, by name.
+# order, then the segment reductions; an operation not listed here comes last, by name.
 GATHERS = ("gather_nd", "gather", "gather_d", "take_along_axis")
 SCATTERS = ("scatter_nd", "scatter_d", "put_along_axis")
-OPERATIONS = ("all", *GATHERS, *SCATTERS)
+SEGMENTS = ("segment_sum", "segment_mean", "segment_max", "segment_min", "segment_prod",
+            "segment_csr")  # fmt: skip
+OPERATIONS = ("all", *GATHERS, *SCATTERS, *SEGMENTS)
 
 # Outcome names in the matrix, and in the words of a backend's one-line summary.
 OUTCOME_WORDS = {
@@ -382,8 +384,8 @@ def _row_order(row: tuple[str, str]) -> tuple[int, str, str]:
 
 
 def _rows(collector: Collector) -> list[tuple[str, str]]:
-    """The matrix's (operation, feature) rows: "all", the gathers, the scatters (OPERATIONS),
-    then any other operation; features by name within an operation."""
+    """The matrix's (operation, feature) rows: "all", the gathers, the scatters, the segment
+    reductions (OPERATIONS), then any other operation; features by name within an operation."""
     return sorted({key[:2] for key in collector.counts}, key=_row_order)
 
 
@@ -419,8 +421,8 @@ def print_matrix(console: Console, collector: Collector, backends: list[str]) ->
         table.add_column(escape(name))
     previous = None
     for op, feature in _rows(collector):
-        if previous in GATHERS and op in SCATTERS:
-            table.add_section()  # a rule between the gathers and the scatters
+        if (previous in GATHERS and op in SCATTERS) or (previous in SCATTERS and op in SEGMENTS):
+            table.add_section()  # a rule between the gathers, the scatters and the segments
         previous = op
         cells = []
         for name in backends:

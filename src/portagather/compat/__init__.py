@@ -9,18 +9,26 @@ module                                 replaces
 =====================================  ===================================================
 :mod:`portagather.compat.tensorflow`   ``tf.gather_nd``, ``tf.gather``, ``tf.scatter_nd``,
                                        ``tf.tensor_scatter_nd_update`` / ``_add`` /
-                                       ``_sub`` / ``_min`` / ``_max``
+                                       ``_sub`` / ``_min`` / ``_max``,
+                                       ``tf.math.unsorted_segment_sum`` / ``_mean`` /
+                                       ``_max`` / ``_min`` / ``_prod`` / ``_sqrt_n``,
+                                       ``tf.math.segment_sum`` / ``_mean`` / ``_max`` /
+                                       ``_min`` / ``_prod``
 :mod:`portagather.compat.mindspore`    ``ops.GatherD``, ``ops.gather_d``,
                                        ``ops.gather_elements``, ``ops.GatherNd``,
                                        ``ops.gather_nd``, ``ops.gather``,
                                        ``ops.TensorScatterElements``,
                                        ``ops.tensor_scatter_elements``, ``ops.ScatterNd``,
-                                       ``ops.scatter_nd``
+                                       ``ops.scatter_nd``, ``ops.unsorted_segment_sum`` /
+                                       ``_max`` / ``_min`` / ``_prod`` (and their
+                                       primitives)
 :mod:`portagather.compat.onnx`         ONNX ``Gather``, ``GatherElements``, ``GatherND``,
                                        ``ScatterElements``, ``ScatterND``
 :mod:`portagather.compat.torch`        ``torch.gather``, ``torch.take_along_dim``,
                                        ``torch.scatter``, ``torch.scatter_add``,
-                                       ``torch.scatter_reduce``
+                                       ``torch.scatter_reduce``, ``torch.index_select``,
+                                       ``torch.index_add``, ``torch.index_reduce``,
+                                       ``torch.index_put``, ``torch.segment_reduce``
 =====================================  ===================================================
 
 The functions take arrays of any backend portagather supports (NumPy, JAX, PyTorch, Dask,

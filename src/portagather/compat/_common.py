@@ -195,3 +195,48 @@ def zeros_of(shape: Any, updates: Any, indices: Any, shape_name: str = "shape") 
             updates = values
     zeros = xp.zeros(sizes, dtype=updates.dtype, device=aac.device(updates))
     return zeros, updates
+
+
+# -- the segment reductions' helpers ----------------------------------------------------------
+
+
+def unsorted_segment(
+    data: Any,
+    segment_ids: Any,
+    num_segments: Any,
+    reduce: str,
+    function: str,
+    renames: Mapping[str, str] | None = None,
+    with_count: bool = False,
+) -> Any:
+    """TensorFlow's and MindSpore's ``unsorted_segment_<reduce>``: a negative id drops its
+    row; an id past the end is an error where the values can be checked (eagerly, in a
+    Dask graph) and drops its row under JAX tracing (TensorFlow's ``""`` default, its CPU
+    and GPU behaviour); an empty segment's max (min) is the dtype's lowest (highest)
+    finite value, and so is a segment of -inf (inf) only, as both libraries start from it.
+
+    With `with_count`, ``(result, count)``: the rows each segment received.
+    """
+    from .._segment import segment_reduce
+
+    with renamed(renames or {}):
+        result, count = segment_reduce(
+            data, segment_ids, num_segments, reduce, bad_indices="", drop_negative=True,
+            with_count=True, function=function,
+        )  # fmt: skip
+    if reduce in ("max", "min"):
+        xp = aac.array_namespace(result)
+        if xp.isdtype(result.dtype, "real floating"):
+            info = xp.finfo(result.dtype)
+            if reduce == "max":
+                result = xp.maximum(result, xp.full_like(result, float(info.min)))
+            else:
+                result = xp.minimum(result, xp.full_like(result, float(info.max)))
+    return (result, count) if with_count else result
+
+
+def per_segment(count: Any, like: Any) -> Any:
+    """`count` (one value per segment, shape ``like.shape[:count.ndim]``) shaped to broadcast
+    against `like` along its inner axes."""
+    xp = aac.array_namespace(count)
+    return xp.reshape(count, tuple(count.shape) + (1,) * (like.ndim - count.ndim))

@@ -1,7 +1,8 @@
 """MindSpore's gathers (``ops.GatherD``, ``ops.gather_d``, ``ops.gather_elements``,
-``ops.GatherNd``, ``ops.gather_nd``, ``ops.gather``) and scatters (``ops.TensorScatterElements``,
-``ops.tensor_scatter_elements``, ``ops.ScatterNd``, ``ops.scatter_nd``) with MindSpore's
-signatures.
+``ops.GatherNd``, ``ops.gather_nd``, ``ops.gather``), scatters (``ops.TensorScatterElements``,
+``ops.tensor_scatter_elements``, ``ops.ScatterNd``, ``ops.scatter_nd``) and segment
+reductions (``ops.unsorted_segment_sum`` / ``_max`` / ``_min`` / ``_prod`` and their primitives
+``ops.UnsortedSegmentSum`` / ``Max`` / ``Min`` / ``Prod``) with MindSpore's signatures.
 
 Port by changing the import::
 
@@ -16,6 +17,12 @@ What differs from MindSpore:
   ``bad_indices`` policy.
 - ``GatherD`` and ``gather_d`` allow an index smaller than `x` on the axes other than `dim`
   (it reads the leading block, as ``torch.gather`` does).
+- The segment reductions keep MindSpore's conventions (checked against MindSpore 2.10 on
+  CPU, ``tests/oracles``): a negative id drops its row, an id ``>= num_segments`` raises
+  :class:`IndexError` (MindSpore: ``RuntimeError``; under JAX tracing it drops its row), an
+  empty segment's max (min) is the dtype's lowest (highest) finite value, and so is a
+  segment of only ``-inf`` (``inf``). A NaN makes its segment's max and min NaN (MindSpore
+  2.10 on CPU passes over it).
 """
 
 from __future__ import annotations
@@ -24,19 +31,27 @@ from typing import Any
 
 from .. import _api
 from .._types import Reduction
-from ._common import axis_size, count_from_end, renamed, ways_out, zeros_of
+from ._common import axis_size, count_from_end, renamed, unsorted_segment, ways_out, zeros_of
 
 __all__ = [
     "GatherD",
     "GatherNd",
     "ScatterNd",
     "TensorScatterElements",
+    "UnsortedSegmentMax",
+    "UnsortedSegmentMin",
+    "UnsortedSegmentProd",
+    "UnsortedSegmentSum",
     "gather",
     "gather_d",
     "gather_elements",
     "gather_nd",
     "scatter_nd",
     "tensor_scatter_elements",
+    "unsorted_segment_max",
+    "unsorted_segment_min",
+    "unsorted_segment_prod",
+    "unsorted_segment_sum",
 ]
 
 
@@ -245,3 +260,134 @@ class ScatterNd:
 
     def __call__(self, indices: Any, updates: Any, shape: Any) -> Any:
         return scatter_nd(indices, updates, shape)
+
+
+def unsorted_segment_sum(input_x: Any, segment_ids: Any, num_segments: Any) -> Any:
+    """``ops.unsorted_segment_sum``: the sum of the rows of `input_x` in each segment (0 if
+    empty); `segment_ids` has the shape of a leading part of ``input_x.shape``, a negative
+    id drops its row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import mindspore as ops
+    >>> ops.unsorted_segment_sum(np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 0, 1, 2]), 4)
+    array([3., 3., 4., 0.])
+    """
+    return unsorted_segment(
+        input_x, segment_ids, num_segments, "sum", "unsorted_segment_sum", {"data": "input_x"}
+    )
+
+
+def unsorted_segment_max(x: Any, segment_ids: Any, num_segments: Any) -> Any:
+    """``ops.unsorted_segment_max``: the largest row of `x` in each segment; an empty one is
+    the dtype's lowest finite value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import mindspore as ops
+    >>> x = np.array([[1, 2, 3], [4, 5, 6], [4, 2, 1]])
+    >>> ops.unsorted_segment_max(x, np.array([0, 1, 1]), 2)
+    array([[1, 2, 3],
+           [4, 5, 6]])
+    """
+    return unsorted_segment(
+        x, segment_ids, num_segments, "max", "unsorted_segment_max", {"data": "x"}
+    )
+
+
+def unsorted_segment_min(x: Any, segment_ids: Any, num_segments: Any) -> Any:
+    """``ops.unsorted_segment_min``: the smallest row of `x` in each segment; an empty one is
+    the dtype's highest finite value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import mindspore as ops
+    >>> x = np.array([[1, 2, 3], [4, 5, 6], [4, 2, 1]])
+    >>> ops.unsorted_segment_min(x, np.array([0, 1, 1]), 2)
+    array([[1, 2, 3],
+           [4, 2, 1]])
+    """
+    return unsorted_segment(
+        x, segment_ids, num_segments, "min", "unsorted_segment_min", {"data": "x"}
+    )
+
+
+def unsorted_segment_prod(x: Any, segment_ids: Any, num_segments: Any) -> Any:
+    """``ops.unsorted_segment_prod``: the product of the rows of `x` in each segment (1 if
+    empty).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import mindspore as ops
+    >>> x = np.array([[1, 2, 3], [4, 5, 6], [4, 2, 1]])
+    >>> ops.unsorted_segment_prod(x, np.array([0, 1, 0]), 2)
+    array([[4, 4, 3],
+           [4, 5, 6]])
+    """
+    return unsorted_segment(
+        x, segment_ids, num_segments, "prod", "unsorted_segment_prod", {"data": "x"}
+    )
+
+
+class UnsortedSegmentSum:
+    """``ops.UnsortedSegmentSum()``: the primitive form of :func:`unsorted_segment_sum`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import mindspore as ops
+    >>> ops.UnsortedSegmentSum()(np.array([1, 2, 3]), np.array([1, 1, -1]), 2)
+    array([0, 3])
+    """
+
+    def __call__(self, x: Any, segment_ids: Any, num_segments: Any) -> Any:
+        return unsorted_segment_sum(x, segment_ids, num_segments)
+
+
+class UnsortedSegmentMax:
+    """``ops.UnsortedSegmentMax()``: the primitive form of :func:`unsorted_segment_max`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import mindspore as ops
+    >>> ops.UnsortedSegmentMax()(np.array([1, 2, 3]), np.array([1, 1, 0]), 2)
+    array([3, 2])
+    """
+
+    def __call__(self, x: Any, segment_ids: Any, num_segments: Any) -> Any:
+        return unsorted_segment_max(x, segment_ids, num_segments)
+
+
+class UnsortedSegmentMin:
+    """``ops.UnsortedSegmentMin()``: the primitive form of :func:`unsorted_segment_min`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import mindspore as ops
+    >>> ops.UnsortedSegmentMin()(np.array([1, 2, 3]), np.array([1, 1, 0]), 2)
+    array([3, 1])
+    """
+
+    def __call__(self, x: Any, segment_ids: Any, num_segments: Any) -> Any:
+        return unsorted_segment_min(x, segment_ids, num_segments)
+
+
+class UnsortedSegmentProd:
+    """``ops.UnsortedSegmentProd()``: the primitive form of :func:`unsorted_segment_prod`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import mindspore as ops
+    >>> ops.UnsortedSegmentProd()(np.array([1, 2, 3]), np.array([1, 1, 0]), 2)
+    array([3, 2])
+    """
+
+    def __call__(self, x: Any, segment_ids: Any, num_segments: Any) -> Any:
+        return unsorted_segment_prod(x, segment_ids, num_segments)

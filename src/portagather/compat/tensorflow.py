@@ -1,5 +1,7 @@
-"""``tf.gather_nd``, ``tf.gather``, ``tf.scatter_nd`` and ``tf.tensor_scatter_nd_update`` /
-``_add`` / ``_sub`` / ``_min`` / ``_max`` with TensorFlow's signatures, on any array backend.
+"""``tf.gather_nd``, ``tf.gather``, ``tf.scatter_nd``, ``tf.tensor_scatter_nd_update`` /
+``_add`` / ``_sub`` / ``_min`` / ``_max``, and ``tf.math``'s segment reductions
+(``tf.math.unsorted_segment_sum`` and the others, as ``tensorflow.math`` here, which lists
+its own differences) with TensorFlow's signatures, on any array backend.
 
 Port by changing the import::
 
@@ -37,11 +39,13 @@ from .._arguments import scatter_arguments
 from .._arrays import dtype_name
 from .._plan import plan_gather_nd
 from .._types import Reduction
+from . import _tensorflow_math as math
 from ._common import renamed, ways_out, zeros_of
 
 __all__ = [
     "gather",
     "gather_nd",
+    "math",
     "scatter_nd",
     "tensor_scatter_nd_add",
     "tensor_scatter_nd_max",

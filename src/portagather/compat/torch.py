@@ -1,5 +1,6 @@
-"""``torch.gather``, ``torch.take_along_dim``, ``torch.scatter``, ``torch.scatter_add`` and
-``torch.scatter_reduce`` with PyTorch's signatures, on any backend.
+"""``torch.gather``, ``torch.take_along_dim``, ``torch.scatter``, ``torch.scatter_add``,
+``torch.scatter_reduce``, ``torch.index_select``, ``torch.index_add``, ``torch.index_reduce``,
+``torch.index_put`` and ``torch.segment_reduce`` with PyTorch's signatures, on any backend.
 
 Port by changing the import::
 
@@ -23,6 +24,22 @@ What differs from PyTorch:
 - Under ``jax.jit`` (without ``checkify``) the index check cannot read the values: the error
   says to wrap the function with ``jax.experimental.checkify.checkify``, or to call the core
   function (:func:`portagather.gather_d`, ...) with a ``bad_indices`` policy.
+  row-major order (PyTorch: unspecified). Reductions need a numeric `input` (PyTorch also
+  sums bools).
+- ``index_select``, ``index_add`` and ``index_reduce`` take index values in ``[0, n)`` with
+  PyTorch's message for the first outside, as ``gather``; they and ``index_put`` return a
+  new array (the out-of-place forms, not ``Tensor.index_add_``) and take `source` /
+  `values` of any dtype that casts safely to `input`'s. Index arrays of any integer dtype
+  are accepted (PyTorch: int32 and int64). ``index_add``'s `alpha` must be held exactly by
+  `input`'s dtype (PyTorch truncates a float `alpha` for integer input).
+- ``index_put`` counts negative indices from the end, as PyTorch does, and raises
+  :class:`IndexError` naming the index vector for one outside ``[-n, n)``; it takes no
+  boolean masks (pass ``mask.nonzero()``); with duplicates and no `accumulate` the last
+  value in row-major order wins (PyTorch: unspecified).
+- ``segment_reduce`` checks offsets (non-decreasing, in ``[0, data.shape[axis]]``) unless
+  `unsafe`; PyTorch checks only that they do not fall. It refuses `lengths` and `offsets`
+  together (PyTorch uses `lengths`) and reduces integer data too (PyTorch has no CPU
+  kernel for it; an empty integer mean is 0, not NaN).
 """
 
 from __future__ import annotations
@@ -34,14 +51,34 @@ import array_api_compat as aac
 import numpy as np
 
 from .. import _api
-from .._arguments import arrays, gather_arguments, int_argument, scatter_arguments
-from .._arrays import dtype_name
+from .._arguments import (
+    arrays,
+    as_arrays,
+    check_python_values,
+    gather_arguments,
+    int_argument,
+    scatter_arguments,
+    updates_array,
+)
+from .._arrays import check_index_dtype, dtype_name
 from .._plan import plan_gather_d
+from .._segment import segment_csr as pg_segment_csr
 from .._types import Reduction
 from ..engines import engine_for
-from ._common import as_int, renamed, ways_out
+from ._common import as_int, count_from_end, per_segment, renamed, ways_out
 
-__all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "take_along_dim"]
+__all__ = [
+    "gather",
+    "index_add",
+    "index_put",
+    "index_reduce",
+    "index_select",
+    "scatter",
+    "scatter_add",
+    "scatter_reduce",
+    "segment_reduce",
+    "take_along_dim",
+]
 
 _NAMES = {"x": "input"}
 
@@ -333,3 +370,275 @@ def _signed(xp: Any, index: Any) -> bool:
         return bool(xp.isdtype(index.dtype, "signed integer"))
     except (TypeError, ValueError):
         return False
+
+
+# Indexing along one dimension with a 1-d index, and the segment reduction.
+
+
+def _line_index(input: Any, dim: Any, index: Any) -> tuple[Any, Any, int]:
+    """``(input, index, dim)``: the index as a 1-d array in PyTorch's ``[0, n)`` rule (see
+    :func:`_in_range`) and `dim` as a non-negative int."""
+    with renamed(_NAMES):
+        xp, input, index = as_arrays(input, index, "input", "index")
+    dim = as_int(dim)
+    if not isinstance(dim, int) or isinstance(dim, bool) or not -input.ndim <= dim < input.ndim:
+        msg = f"dim must be an int in [-input.ndim, input.ndim) = [{-input.ndim}, {input.ndim}); "
+        raise ValueError(msg + f"got {dim!r}")
+    if index.ndim > 1:
+        msg = f"index must be a vector (1-d, or 0-d); got shape {tuple(index.shape)}"
+        raise ValueError(msg)
+    index = _in_range(xp, input, dim, xp.reshape(index, (-1,)))
+    return input, index, dim % input.ndim
+
+
+def _along(index: Any, ndim: int, dim: int) -> Any:
+    """The 1-d `index` with `ndim` axes, its values along `dim` (for ``put_along_axis``)."""
+    xp = aac.array_namespace(index)
+    return xp.reshape(index, tuple(-1 if d == dim else 1 for d in range(ndim)))
+
+
+def index_select(input: Any, dim: int, index: Any) -> Any:
+    """``torch.index_select``: the slices of `input` along `dim` at the 1-d `index`.
+
+    Values are valid in ``[0, input.shape[dim])``; a 0-d index selects one slice (the axis
+    stays, of length 1), as in PyTorch.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import torch as pgt
+    >>> pgt.index_select(np.array([[1, 2, 3], [4, 5, 6]]), 1, np.array([2, 0]))
+    array([[3, 1],
+           [6, 4]])
+    """
+    input, index, dim = _line_index(input, dim, index)
+    with renamed({"params": "input"}):
+        return _api.gather(input, index, axis=dim)
+
+
+def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:
+    """``torch.index_add`` (out of place, as ``Tensor.index_add``): `input` with
+    ``alpha * source`` added along `dim` at the 1-d `index` (duplicates summed).
+
+    `source` has `input`'s shape with ``len(index)`` along `dim`; `alpha` must be a value
+    `input`'s dtype holds exactly (PyTorch truncates a float alpha for integer input).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import torch as pgt
+    >>> pgt.index_add(np.zeros((3, 2)), 0, np.array([0, 2, 0]), np.ones((3, 2)), alpha=2)
+    array([[4., 4.],
+           [0., 0.],
+           [2., 2.]])
+    """
+    input, index, dim = _line_index(input, dim, index)
+    xp = aac.array_namespace(input)
+    if not (isinstance(alpha, int | float | complex) and alpha == 1):
+        check_python_values(alpha, input.dtype, "alpha", "input")
+        with renamed({"updates": "source", "params": "input"}):
+            source = updates_array(xp, source, input, "source", "input")
+        source = source * xp.asarray(alpha, dtype=input.dtype, device=aac.device(input))
+    with renamed({"x": "input", "indices": "index", "values": "source"}):
+        return _api.put_along_axis(
+            input, _along(index, input.ndim, dim), source, axis=dim, reduce="add"
+        )
+
+
+_INDEX_REDUCE = ("prod", "mean", "amax", "amin")
+
+
+def index_reduce(
+    input: Any, dim: int, index: Any, source: Any, reduce: str, *, include_self: bool = True
+) -> Any:
+    """``torch.index_reduce`` (out of place): the slices of `source` combined into `input`
+    along `dim` at the 1-d `index` by `reduce` (``"prod"``, ``"mean"``, ``"amax"`` or
+    ``"amin"``), with the slice's own value where `include_self`: :func:`scatter_reduce`
+    with the index spread over `source`'s shape.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import torch as pgt
+    >>> x = np.full((3, 2), 5.0)
+    >>> src = np.array([[1.0, 9.0], [2.0, 8.0], [3.0, 7.0]])
+    >>> pgt.index_reduce(x, 0, np.array([0, 0, 2]), src, "amax", include_self=False)
+    array([[2., 9.],
+           [5., 5.],
+           [3., 7.]])
+    """
+    if not isinstance(reduce, str) or reduce not in _INDEX_REDUCE:
+        msg = f"reduce must be one of {', '.join(map(repr, _INDEX_REDUCE))}; got {reduce!r}"
+        raise ValueError(msg)
+    input, index, dim = _line_index(input, dim, index)
+    xp = aac.array_namespace(input)
+    with renamed({"updates": "source", "params": "input"}):
+        source = updates_array(xp, source, input, "source", "input")
+    spread = xp.broadcast_to(_along(index, input.ndim, dim), tuple(source.shape))
+    return scatter_reduce(input, dim, spread, source, reduce, include_self=include_self)
+
+
+def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:
+    """``torch.index_put`` (out of place): ``input[indices] = values`` (``+=`` with
+    `accumulate`), `indices` a tuple of integer index arrays, broadcast together, one per
+    leading axis of `input`.
+
+    Values are valid in ``[-n, n)``, negatives counting from the end, as in PyTorch's
+    indexing; `values` broadcasts to the indexed shape. With duplicates and no
+    `accumulate`, the last in row-major order wins (PyTorch: unspecified). Boolean masks are
+    not accepted (a ``TypeError``): pass ``nonzero()`` of the mask.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import torch as pgt
+    >>> pgt.index_put(np.zeros((3, 3)), (np.array([0, 2, 0]), np.array([1, 1, 1])),
+    ...               np.array([1.0, 2.0, 3.0]), accumulate=True)
+    array([[0., 4., 0.],
+           [0., 0., 0.],
+           [0., 2., 0.]])
+    >>> pgt.index_put(np.zeros((2, 2), dtype=int), (np.array([-1]),), np.array(7))
+    array([[0, 0],
+           [7, 7]])
+    """
+    if not isinstance(indices, tuple | list) or not indices:
+        msg = f"indices must be a non-empty tuple of index arrays; got {indices!r}"
+        raise TypeError(msg)
+    with renamed(_NAMES):
+        converted = [as_arrays(input, i, "input", "indices")[1:] for i in indices]
+    input = converted[0][0]
+    xp = aac.array_namespace(input)
+    for _, i in converted:
+        check_index_dtype(xp, i, "indices")
+    depth = len(converted)
+    if depth > input.ndim:
+        msg = f"indices must index at most input.ndim = {input.ndim} axes; got {depth}"
+        raise ValueError(msg)
+    wide = engine_for(xp).wide_index_dtype()
+    parts = xp.broadcast_arrays(*(xp.astype(i, wide) for _, i in converted))
+    vectors = xp.stack(parts, axis=-1)
+    input, vectors = count_from_end(
+        input, vectors, lambda shape, _: shape[:depth], vector=True, names=("input", "indices")
+    )
+    shape = (*vectors.shape[:-1], *input.shape[depth:])
+    with renamed({"updates": "values", "params": "input"}):
+        values = updates_array(xp, values, input, "values", "input")
+        if tuple(values.shape) != shape:
+            values = xp.broadcast_to(values, shape)
+        return _api.scatter_nd(input, vectors, values, reduce="add" if accumulate else "update")
+
+
+_SEGMENT_REDUCE = ("sum", "mean", "max", "min", "prod")
+
+
+def segment_reduce(
+    data: Any,
+    reduce: str,
+    *,
+    lengths: Any = None,
+    indices: Any = None,
+    offsets: Any = None,
+    axis: int = 0,
+    unsafe: bool = False,
+    initial: Any = None,
+) -> Any:
+    """``torch.segment_reduce``: `data` reduced along `axis` in the segments `lengths` or
+    `offsets` give (``reduce``: ``"sum"``, ``"mean"``, ``"max"``, ``"min"`` or ``"prod"``).
+
+    `lengths` and `offsets` have the shape ``data.shape[:axis] + (S,)`` (``(S + 1,)`` for
+    offsets): the segments of each leading position, as in PyTorch. An empty segment is
+    0 (sum), 1 (prod), ``-inf`` (max), ``inf`` (min), NaN (mean; 0 for integers); with
+    `initial`, every segment starts from it (an empty mean is `initial`, a full one
+    ``(sum + initial) / count``, as PyTorch computes it).
+
+    Unless `unsafe`, the lengths must be non-negative and add up to ``data.shape[axis]``
+    (checked eagerly where the values can be read; on Dask and under JAX tracing through the
+    offsets they imply, which must be non-decreasing and inside the data), and offsets must
+    be non-decreasing and in ``[0, data.shape[axis]]`` (PyTorch checks only that they do
+    not fall). ``indices=`` is refused, as in PyTorch 2.13. Integer data is reduced too
+    (PyTorch has no CPU kernel for it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import torch as pgt
+    >>> data = np.array([1.0, 2.0, 3.0, 4.0])
+    >>> pgt.segment_reduce(data, "max", lengths=np.array([2, 0, 2]))
+    array([  2., -inf,   4.])
+    >>> pgt.segment_reduce(data, "mean", offsets=np.array([0, 2, 2, 4]), initial=10.0)
+    array([ 6.5, 10. ,  8.5])
+    """
+    if not isinstance(reduce, str) or reduce not in _SEGMENT_REDUCE:
+        msg = f"reduce must be one of {', '.join(map(repr, _SEGMENT_REDUCE))}; got {reduce!r}"
+        raise ValueError(msg)
+    if indices is not None:
+        msg = (
+            "indices= is not supported, as in PyTorch 2.13 ('indices based reduction is not "
+            "supported yet'); pass lengths= or offsets="
+        )
+        raise ValueError(msg)
+    if (lengths is None) == (offsets is None):
+        msg = "segment_reduce takes lengths= or offsets=, one of the two"
+        raise ValueError(msg)
+    name = "lengths" if offsets is None else "offsets"
+    xp, data, given = as_arrays(data, lengths if offsets is None else offsets, "data", name)
+    check_index_dtype(xp, given, name)
+    axis = as_int(axis)
+    if not isinstance(axis, int) or not -data.ndim <= axis < data.ndim:
+        msg = f"axis must be an int in [-data.ndim, data.ndim); got {axis!r}"
+        raise ValueError(msg)
+    if axis % data.ndim != given.ndim - 1:
+        msg = (
+            f"axis must be the last axis of {name} ({name}.ndim - 1 = {given.ndim - 1}); got {axis}"
+        )
+        raise ValueError(msg)
+    if offsets is None:
+        if not unsafe:
+            _check_lengths(xp, given, data.shape[axis % data.ndim])
+        offsets = xp.cumulative_sum(given, axis=-1, include_initial=True)
+    else:
+        offsets = given
+    policy = "unchecked" if unsafe else "error"
+    count = offsets[..., 1:] - offsets[..., :-1]
+    floating = xp.isdtype(data.dtype, ("real floating", "complex floating"))
+    if reduce == "mean" and (initial is not None or floating):
+        total = pg_segment_csr(data, offsets, reduce="sum", bad_indices=policy)
+        count = per_segment(count, total)
+        filled = count > 0
+        if initial is not None:
+            total = total + initial
+        divisor = xp.maximum(count, xp.ones_like(count))
+        if floating:
+            mean = total / xp.astype(divisor, data.dtype)
+        else:
+            mean = xp.astype(xp.floor_divide(total, xp.astype(divisor, total.dtype)), data.dtype)
+        empty = xp.nan if initial is None else initial
+        return xp.where(filled, mean, xp.full_like(mean, empty))
+    result = pg_segment_csr(data, offsets, reduce=reduce, bad_indices=policy)
+    if initial is None or reduce == "mean":
+        return result
+    start = xp.full_like(result, initial)
+    if reduce == "sum":
+        return result + start
+    if reduce == "prod":
+        return result * start
+    return xp.maximum(result, start) if reduce == "max" else xp.minimum(result, start)
+
+
+def _check_lengths(xp: Any, lengths: Any, n: int) -> None:
+    """PyTorch's checks of `lengths`, where the values can be read now: none negative, each
+    row adding up to `n`."""
+    engine = engine_for(xp)
+    if engine.index_access(lengths) != "now" or not math.prod(lengths.shape):
+        return
+    if engine.value_range(lengths)[0] < 0:
+        msg = "lengths contains negative value!"
+        raise ValueError(msg)
+    totals = xp.sum(xp.astype(lengths, engine.wide_index_dtype()), axis=-1)
+    low, high = engine.value_range(totals)
+    if low != n or high != n:
+        msg = (
+            f"lengths must add up to data.shape[axis] = {n} along their last axis (unless "
+            f"unsafe=True); got a total of {low if low != n else high}"
+        )
+        raise ValueError(msg)

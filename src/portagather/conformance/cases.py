@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
@@ -37,11 +38,17 @@ POLICIES = ("error", "ignore", "clip", "wrap", "unchecked")
 ALIASES = ("", "DEFAULT", "ERROR", "IGNORE")
 EXAMPLES = Path(__file__).with_name("examples")
 
+#: The segment reductions: a :class:`Call` of one has `data` and ``segment_ids`` (`indices`),
+#: and ``num_segments`` among the keywords; ``segment_csr`` takes offsets as `indices`.
+SEGMENTS = ("segment_sum", "segment_mean", "segment_max", "segment_min", "segment_prod")
+
 _REFERENCES: dict[str, Callable[..., npt.NDArray[Any]]] = {
     "gather_nd": reference.ref_gather_nd,
     "gather": reference.ref_gather,
     "gather_d": reference.ref_gather_d,
     "take_along_axis": reference.ref_take_along_axis,
+    **{op: partial(reference.ref_segment, reduce=op[8:]) for op in SEGMENTS},
+    "segment_csr": reference.ref_segment_csr,
 }
 
 

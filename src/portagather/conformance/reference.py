@@ -267,3 +267,91 @@ def ref_put_along_axis(
         target = tuple(0 if x.shape[d] == 1 else p for d, p in enumerate(position))
         _apply(out, target[:axis] + (value,) + target[axis + 1 :], values[position], reduce)
     return out
+
+
+# The segment reductions (docs/contract.md, "Segment reductions"): each row of the data, in
+# row-major order of the ids, combined into its segment one at a time, from the identity.
+
+
+def _identity(reduce: str, dtype: np.dtype[Any]) -> Any:
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if dtype.kind == "f":
+        return -np.inf if reduce == "max" else np.inf
+    info = np.iinfo(dtype)
+    return info.min if reduce == "max" else info.max
+
+
+def _combine(acc: npt.NDArray[Any], row: npt.NDArray[Any], reduce: str) -> npt.NDArray[Any]:
+    # Whole-array operations: integers wrap around without a warning, as the dtype's do.
+    ufunc = {"sum": np.add, "mean": np.add, "prod": np.multiply, "max": np.maximum}
+    return np.asarray(ufunc.get(reduce, np.minimum)(acc, row))
+
+
+def _finish_mean(total: npt.NDArray[Any], count: int) -> npt.NDArray[Any]:
+    """The sum over the count: floor division for integers, else the exact quotient rounded
+    once to the dtype (the float64 quotient of exact values is; complex parts alike)."""
+    count = max(count, 1)
+    if total.dtype.kind in "iu":
+        return np.array([int(v) // count for v in total.reshape(-1).tolist()], dtype=object)
+    return (total.astype(np.complex128 if total.dtype.kind == "c" else np.float64) / count).astype(
+        total.dtype
+    )
+
+
+def ref_segment(
+    data: npt.ArrayLike,
+    segment_ids: npt.ArrayLike,
+    num_segments: int | None = None,
+    reduce: str = "sum",
+    bad_indices: str = "error",
+    indices_are_sorted: bool = False,  # noqa: ARG001 (a promise; changes no value)
+) -> npt.NDArray[Any]:
+    data, ids = np.asarray(data), np.asarray(segment_ids)
+    policy = _policy(bad_indices)
+    if num_segments is None:
+        num_segments = max(0, int(ids.max()) + 1) if ids.size else 0
+    inner = data.shape[ids.ndim :]
+    out = np.empty((num_segments, *inner), dtype=data.dtype)
+    totals = [np.full(inner, _identity(reduce, data.dtype), dtype=data.dtype)] * num_segments
+    counts = [0] * num_segments
+    if data.size:
+        for position in itertools.product(*(range(s) for s in ids.shape)):
+            segment = _fix(ids[position], num_segments, policy, allow_negative=False)
+            if segment is None:
+                _bad(policy, f"segment_ids{list(position)} = {int(ids[position])}")
+                continue
+            totals[segment] = _combine(totals[segment], data[position], reduce)
+            counts[segment] += 1
+    for segment in range(num_segments):
+        total = np.asarray(totals[segment], dtype=data.dtype)
+        if reduce == "mean":
+            out[segment] = _finish_mean(total, counts[segment]).reshape(inner)
+        else:
+            out[segment] = total
+    return out
+
+
+def ref_segment_csr(
+    data: npt.ArrayLike, offsets: npt.ArrayLike, reduce: str = "sum", bad_indices: str = "error"
+) -> npt.NDArray[Any]:
+    """``out[β, s] = reduce(data[β, offsets[β, s]:offsets[β, s + 1]])`` for the leading
+    positions ``β`` of `offsets`; offsets outside ``[0, n]`` or falling raise IndexError
+    under ``"error"``."""
+    data, offsets = np.asarray(data), np.asarray(offsets)
+    axis = offsets.ndim - 1
+    n, segments = data.shape[axis], offsets.shape[-1] - 1
+    out = np.empty((*data.shape[:axis], segments, *data.shape[axis + 1 :]), dtype=data.dtype)
+    for batch in itertools.product(*(range(s) for s in offsets.shape[:-1])):
+        line = [int(v) for v in offsets[batch]]
+        for j, value in enumerate(line):
+            if bad_indices == "error" and (not 0 <= value <= n or (j and value < line[j - 1])):
+                msg = f"offsets{[*batch, j]} = {value}"
+                raise IndexError(msg)
+        for s in range(segments):
+            rows = data[batch][line[s] : line[s + 1]]
+            ids = np.zeros(rows.shape[:1], dtype=np.int64)
+            out[batch + (s,)] = ref_segment(rows, ids, 1, reduce)[0]
+    return out

@@ -539,3 +539,55 @@ _FAULTS = {
     "gather": [*_COMMON, _fill],
     "scatter": [*_COMMON, _updates_kind, _updates_misfit, _reduce],
 }
+
+
+# The segment reductions: ids of rank 0 to 2 over data with up to 2 more axes, some segments
+# empty, some ids repeated. Data values are small integers (in int32, or in a drawn dtype by
+# the caller), so that every sum and product is exact and independent of the order in which
+# a backend combines the rows; products use -2..2.
+
+
+@st.composite
+def segment_calls(draw: st.DrawFn, op: str, *, bad: bool = False) -> Call:
+    """Calls of segment reduction `op` with ``num_segments`` given, data and ids in drawn
+    chunks."""
+    id_shape = tuple(draw(st.integers(0, 4)) for _ in range(draw(st.integers(0, 2))))
+    inner = tuple(draw(SIZES) for _ in range(draw(st.integers(0, 2))))
+    num_segments = draw(st.integers(0 if bad else 1, 4))
+    low, high = (-2, num_segments + 1) if bad else (0, num_segments - 1)
+    ids = _values(draw, id_shape, low, high)
+    shape = id_shape + inner
+    count = int(np.prod(shape))
+    if op == "segment_prod":
+        data = _values(draw, shape, -2, 2).astype(np.int32)
+    else:
+        data = (np.asarray(draw(st.permutations(range(count))), dtype=np.int32) * 3 - 7).reshape(
+            shape
+        )
+    kwargs: dict[str, Any] = {"num_segments": num_segments}
+    if draw(st.booleans()):
+        kwargs["indices_are_sorted"] = False
+    call = Call(op, data, ids, kwargs)
+    call.chunks = (draw(chunkings(shape)), draw(chunkings(id_shape)))
+    return call
+
+
+@st.composite
+def csr_calls(draw: st.DrawFn, reduce: str, bad: bool = False) -> Call:
+    """Calls of ``segment_csr``: offsets of 1 or 2 dimensions (a batch axis first), sorted,
+    with empty segments and rows before the first offset and after the last; with `bad`,
+    one offset out of ``[0, n]`` or below the one before it."""
+    batch = tuple(draw(SIZES) for _ in range(draw(st.integers(0, 1))))
+    n = draw(st.integers(0, 5))
+    inner = tuple(draw(SIZES) for _ in range(draw(st.integers(0, 1))))
+    segments = draw(st.integers(0, 3))
+    line = (*batch, segments + 1)
+    offsets = np.sort(_values(draw, line, 0, n), axis=-1)
+    if bad:
+        position = tuple(draw(st.integers(0, s - 1)) for s in line)
+        offsets[position] = draw(st.sampled_from([-1, n + 1, -5]))
+    shape = (*batch, n, *inner)
+    data = _values(draw, shape, -2, 2).astype(np.int32) if reduce == "prod" else _data(shape)
+    call = Call("segment_csr", data, offsets, {"reduce": reduce})
+    call.chunks = (draw(chunkings(shape)), draw(chunkings(line)))
+    return call

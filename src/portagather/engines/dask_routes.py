@@ -295,7 +295,11 @@ def _merge_pieces(
 #   out[k]        data block k with the pieces of every update chunk applied: one block of
 #                 the result, in the data's chunks
 #
-# No task reads more than one data block; what moves is the updates and their positions.
+#   combine[k, l, j]  (a data block with more than FAN_IN update chunks aimed at it) up to
+#                 FAN_IN pieces as one, with one entry per target: a tree, level l
+#
+# No task reads more than one data block, nor more than FAN_IN pieces (each, past the first
+# level, no larger than a block); what moves is the updates and their positions.
 
 
 @dataclass(frozen=True)
@@ -336,8 +340,17 @@ def routed_scatter(data: Any, flat: Any, updates: Any, reduce: str) -> Any:
         )  # fmt: skip
         for k in range(len(blocks)):
             graph[tuple([piece, *chunk, k])] = (_take_piece, (split, *chunk), k)
+    combine = f"pg-scatter-combine-{token}"
     for k, block in enumerate(blocks):
-        pieces = [(piece, *chunk, k) for chunk in chunk_keys]
+        pieces: list[Any] = [(piece, *chunk, k) for chunk in chunk_keys]
+        level = 0
+        while len(pieces) > FAN_IN:  # a tree, so that no task holds every chunk's pieces
+            groups = [pieces[i : i + FAN_IN] for i in range(0, len(pieces), FAN_IN)]
+            pieces = []
+            for j, group in enumerate(groups):
+                graph[(combine, k, level, j)] = (_combine_pieces, group, route.reduce)
+                pieces.append((combine, k, level, j))
+            level += 1
         graph[tuple([out, *block])] = (_scatter_block, (data.name, *block), pieces, route)
     hlg = HighLevelGraph.from_collections(out, graph, dependencies=[data, flat, updates])
     meta = np.empty((0,) * data.ndim, dtype=data.dtype)
@@ -391,6 +404,35 @@ def _split_updates(
         )
         pieces.append((local_flat, values[taken], global_position[taken]))
     return pieces
+
+
+#: How many pieces one task of the routed scatter combines: a data block with more update
+#: chunks aimed at it receives them through a tree of combining tasks.
+FAN_IN = 4
+
+
+def _combine_pieces(pieces: list[tuple[Any, Any, Any]], reduce: str) -> tuple[Any, Any, Any]:
+    """Several pieces aimed at one data block as one, with one entry per target: the
+    updates of a target combined by `reduce` (under ``"update"`` the one latest in the whole
+    updates kept), so that the piece is never larger than the block."""
+    flat = np.concatenate([p[0] for p in pieces])
+    values = np.concatenate([p[1] for p in pieces])
+    positions = np.concatenate([p[2] for p in pieces])
+    if not flat.size:
+        return flat, values, positions
+    if reduce == "update":  # by target, then by position in the updates
+        order = np.lexsort((positions, flat))
+    else:
+        order = np.argsort(flat, kind="stable")
+    flat, values, positions = flat[order], values[order], positions[order]
+    first = np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]])
+    last = np.r_[first[1:], flat.size] - 1
+    if reduce == "update":
+        return flat[last], values[last], positions[last]
+    ufunc = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
+    with np.errstate(invalid="ignore"):  # a NaN propagates through minimum and maximum
+        reduced = ufunc[reduce].reduceat(values, first)
+    return flat[first], reduced, positions[last]
 
 
 def _scatter_block(block: Any, pieces: list[tuple[Any, Any, Any]], route: _Scatter) -> Any:

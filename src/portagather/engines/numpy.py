@@ -157,7 +157,10 @@ def scatter_at(data: Any, flat: Any, updates: Any, reduce: str) -> Any:
         buffer[np.where(won, flat, size)] = updates
     else:
         ufunc = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
-        ufunc[reduce].at(buffer, flat, updates)
+        # maximum.at and minimum.at flag a NaN they propagate as an invalid operation (their
+        # elementwise forms do not): the NaN is the promised answer, not a fault.
+        with np.errstate(invalid="ignore"):
+            ufunc[reduce].at(buffer, flat, updates)
     return out
 
 

@@ -1,0 +1,616 @@
+"""Segment reductions: ``segment_sum`` / ``_mean`` / ``_max`` / ``_min`` / ``_prod`` and the CSR
+form ``segment_csr``, on the scatters' plans, policies and engines.
+
+A segment reduction is a scatter: ``segment_sum(data, ids, n)`` is ``scatter_nd`` into an
+array of shape ``(n,) + data.shape[ids.ndim:]`` filled with the reduction's identity, with
+``ids[..., None]`` as the index vectors and `data` as the updates. So every call here goes
+through ``_api._execute_scatter`` with :func:`plan_segments`, the plan of ``gather(result, ids,
+axis=0)`` whose bad index is described as a segment id; nothing here reads or writes an array
+element by element, and each engine runs the scatter its own way. The mean is the sum over a
+count, which is a second scatter (an add of ones) with the same ids and policy.
+
+The CSR form turns offsets into segment ids (one ``searchsorted`` of every row position in the
+offsets) and reduces those, with rows outside every segment dropped.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any
+
+import array_api_compat as aac
+import numpy as np
+
+from ._api import _execute_scatter
+from ._arguments import as_arrays
+from ._arrays import check_index_dtype, device_for_new, dtype_name, static_shape
+from ._errors import BadIndex, raise_first_bad
+from ._indices import normalize_policy, resolve_default, to_wide
+from ._plan import GatherPlan, plan_gather
+from ._scatter import _complex, _is_api_dtype
+from .engines import Engine, engine_for
+
+#: The segment reductions, by the name in ``segment_<name>``.
+SEGMENT_REDUCTIONS = ("sum", "mean", "max", "min", "prod")
+
+#: The scatter reduction behind each segment reduction (the mean is a sum over a count).
+_SCATTER = {"sum": "add", "mean": "add", "max": "max", "min": "min", "prod": "multiply"}
+
+
+@dataclass(frozen=True)
+class SegmentIds(BadIndex):
+    """A bad segment id: ``segment_ids[3] = 7 is out of range [0, 4) (num_segments = 4)``.
+
+    `data_shape` is the result's shape, whose axis 0 has ``num_segments`` entries.
+    """
+
+    def valid_range_text(self) -> str:
+        n = self.data_shape[0]
+        return f"is out of range [0, {n}) (num_segments = {n})"
+
+    def empty_axis_text(self, scatter: bool = False) -> str:  # noqa: ARG002 (always a scatter)
+        return (
+            f"num_segments = 0, so every value of {self.index_name} is out of range; only "
+            'bad_indices="ignore" (which drops every row) accepts that'
+        )
+
+
+@dataclass(frozen=True)
+class Offsets(BadIndex):
+    """A bad CSR offset: outside ``[0, n]`` or smaller than the one before it; `data_shape`
+    is the data's shape and `axis` the axis the offsets split."""
+
+    def valid_range_text(self) -> str:
+        n = self.data_shape[self.axis]
+        return (
+            f"is outside [0, {n}] or smaller than the offset before it (offsets must be "
+            f"non-decreasing along their last axis, in [0, data.shape[{self.axis}]] = [0, {n}])"
+        )
+
+
+@lru_cache(maxsize=512)
+def plan_segments(shape: tuple[int, ...], index_shape: tuple[int, ...]) -> GatherPlan:
+    """The plan of a segment reduction into a result of `shape` (``(num_segments,) +
+    inner``) at ids of `index_shape`: ``gather(result, ids, axis=0)``'s, whose result has the
+    data's shape, with a bad index described as a segment id."""
+    plan = plan_gather(shape, index_shape, 0, 0)
+    return replace(plan, report=SegmentIds("segment_ids", False, "the result", shape, 0))
+
+
+def _bool_argument(value: object, name: str) -> bool:
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    msg = f"{name} must be a bool; got {value!r}"
+    raise TypeError(msg)
+
+
+def _num_segments_argument(value: object) -> int | None:
+    """`num_segments` as a Python int >= 0, or None (read from the ids)."""
+    if value is None:
+        return None
+    if not isinstance(value, bool):
+        try:
+            number = operator.index(value)  # type: ignore[arg-type]
+        except TypeError:
+            number = None
+        if number is not None:
+            if number < 0:
+                msg = f"num_segments must be an int >= 0; got {number}"
+                raise ValueError(msg)
+            return int(number)
+    msg = (
+        "num_segments must be an int >= 0 (known when the function is called: under jax.jit, "
+        f"a Python int, not a traced value), or None; got {value!r}"
+    )
+    raise TypeError(msg)
+
+
+def _check_dtype(xp: Any, reduce: str, dtype: Any, function: str) -> None:
+    """Numeric data for every reduction; real numeric for ``max`` and ``min``."""
+    numeric = _is_api_dtype(xp, dtype) and bool(xp.isdtype(dtype, "numeric"))
+    if numeric and not (reduce in ("max", "min") and _complex(xp, dtype)):
+        return
+    kind = "a real numeric" if reduce in ("max", "min") else "a numeric"
+    msg = f"{function} needs data of {kind} dtype; got {dtype_name(dtype)}"
+    raise TypeError(msg)
+
+
+def _unsigned_wide(xp: Any) -> Any:
+    """The widest unsigned integer dtype of the namespace (uint32 on JAX without x64)."""
+    try:
+        found = xp.__array_namespace_info__().dtypes(kind="unsigned integer")
+    except AttributeError:
+        return xp.uint64
+    return found.get("uint64", found.get("uint32"))
+
+
+def identity(xp: Any, reduce: str, dtype: Any) -> int | float:
+    """The identity of `reduce` in `dtype`: what an empty segment holds (0, 1, the lowest or
+    the highest value of the dtype: minus and plus infinity for floating dtypes)."""
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if xp.isdtype(dtype, "real floating"):
+        return -math.inf if reduce == "max" else math.inf
+    info = xp.iinfo(dtype)
+    return int(info.min) if reduce == "max" else int(info.max)
+
+
+def _full(xp: Any, shape: tuple[int, ...], value: int | float, dtype: Any, like: Any) -> Any:
+    """A new array of `shape` filled with `value`, beside `like`. On Dask, chunked as the
+    result of a reduction of `like` along its leading axes: ``like``'s chunks on the inner axes,
+    Dask's automatic size on the segment axis, so that each block of the result is one task of
+    the routed scatter."""
+    if aac.is_dask_array(like):
+        import dask.array as da
+        from dask.array.core import normalize_chunks
+
+        inner = len(shape) - 1
+        previous = _nonzero_chunks(like.chunks[like.ndim - inner :] if inner else ())
+        chunks = normalize_chunks(("auto", *previous), shape, dtype=np.dtype(dtype))
+        return da.full(shape, value, dtype=dtype, chunks=chunks)
+    return xp.full(shape, value, dtype=dtype, device=device_for_new(like))
+
+
+def _nonzero_chunks(chunks: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:
+    """Dask chunks without the zero-size ones, which Dask's elementwise operations and
+    reshapes mis-handle (``da.maximum(c, 0)`` on chunks ``(0, 1)`` gives two elements)."""
+    return tuple(tuple(n for n in sizes if n) or (0,) for sizes in chunks)
+
+
+@dataclass
+class _Call:
+    """One segment reduction's checked arguments."""
+
+    xp: Any
+    engine: Engine
+    data: Any
+    ids: Any
+    num_segments: int
+    policy: str
+    access: Any
+
+    @property
+    def result_shape(self) -> tuple[int, ...]:
+        return (self.num_segments, *self.data.shape[self.ids.ndim :])
+
+
+def _prepare(
+    data: Any, segment_ids: Any, num_segments: object, reduce: str, indices_are_sorted: object,
+    bad_indices: object, function: str,
+) -> _Call:  # fmt: skip
+    """The checks, in the scatters' order: the policy, the arrays, the ids' dtype, the data's
+    dtype, the shapes, `num_segments`; then `num_segments` read from the ids where not given."""
+    policy = normalize_policy(bad_indices)
+    _bool_argument(indices_are_sorted, "indices_are_sorted")
+    xp, data, ids = as_arrays(data, segment_ids, "data", "segment_ids")
+    check_index_dtype(xp, ids, "segment_ids")
+    _check_dtype(xp, reduce, data.dtype, function)
+    shape, id_shape = static_shape(data, "data"), static_shape(ids, "segment_ids")
+    if shape[: len(id_shape)] != id_shape:
+        msg = (
+            f"segment_ids.shape must be a leading part of data.shape; got segment_ids.shape = "
+            f"{id_shape} and data.shape = {shape}"
+        )
+        raise ValueError(msg)
+    count = _num_segments_argument(num_segments)
+    engine = engine_for(xp)
+    ids = engine.index_array(ids)
+    access = engine.index_access(ids)
+    if count is None:
+        count = _read_num_segments(xp, engine, ids, access)
+    return _Call(xp, engine, data, ids, count, resolve_default(policy, access), access)
+
+
+def _read_num_segments(xp: Any, engine: Engine, ids: Any, access: Any) -> int:
+    if access != "now":
+        msg = (
+            "num_segments=None reads max(segment_ids) + 1, which cannot be read when the "
+            "function is called here (under jax.jit or another JAX transformation, on Dask, on "
+            "symbolic ndonnx arrays, under torch.func.vmap); pass num_segments=N, a Python int"
+        )
+        raise ValueError(msg)
+    if not math.prod(ids.shape):
+        return 0
+    wide = to_wide(xp, ids, engine.wide_index_dtype(), None, False)
+    return max(0, engine.value_range(wide)[1] + 1)
+
+
+def _scatter(call: _Call, init: Any, updates: Any, reduce: str, policy: str) -> Any:
+    """`updates` combined by `reduce` into `init` at the segment ids, under `policy`."""
+    return _execute_scatter(
+        init, call.ids, updates, ("the result", "segment_ids", "data"), plan_segments, (),
+        reduce, policy, "exact",
+    )  # fmt: skip
+
+
+def _counts(call: _Call, policy: str) -> Any:
+    """How many rows each segment receives under `policy`: a scatter-add of ones, in the
+    namespace's widest integer dtype."""
+    xp, wide = call.xp, call.engine.wide_index_dtype()
+    zeros = _full(xp, (call.num_segments,), 0, wide, call.data)
+    ones = xp.ones_like(call.ids, dtype=wide)
+    return _scatter(call, zeros, ones, "add", policy)
+
+
+def _mean(call: _Call, total: Any, count: Any) -> Any:
+    """`total` over `count` (broadcast along the inner axes); 0 where nothing was counted.
+    Integers are floor-divided (as ``//``) in the widest signed integer dtype (the widest
+    unsigned one for those it cannot hold); float16 is divided in float32."""
+    xp, dtype = call.xp, call.data.dtype
+    count = xp.maximum(count, xp.ones_like(count))
+    count = xp.reshape(count, (call.num_segments,) + (1,) * (total.ndim - 1))
+    if xp.isdtype(dtype, "integral"):
+        wide = call.engine.wide_index_dtype()
+        if int(xp.iinfo(dtype).max) > int(xp.iinfo(wide).max):  # uint64 (uint32 on 32-bit JAX)
+            wide = _unsigned_wide(xp)
+        quotient = xp.floor_divide(xp.astype(total, wide), xp.astype(count, wide))
+        return xp.astype(quotient, dtype)
+    if dtype_name(dtype) == "float16":
+        return xp.astype(xp.astype(total, xp.float32) / xp.astype(count, xp.float32), dtype)
+    return total / xp.astype(count, dtype)
+
+
+def segment_reduce(
+    data: Any, segment_ids: Any, num_segments: object, reduce: str, *,
+    indices_are_sorted: object = False, bad_indices: object = "error",
+    drop_negative: bool = False, with_count: bool = False, function: str | None = None,
+) -> Any:  # fmt: skip
+    """The segment reduction `reduce` (one of :data:`SEGMENT_REDUCTIONS`).
+
+    For the compat front ends: `drop_negative` drops the rows of negative ids and keeps the
+    policy for ids past the end (TensorFlow's and MindSpore's rule); `with_count` returns
+    ``(result, count)``, the rows each segment received.
+    """
+    function = function or f"segment_{reduce}"
+    call = _prepare(
+        data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices, function
+    )
+    xp, policy = call.xp, call.policy
+    check_too_large = drop_negative and policy == "error"
+    if check_too_large:
+        policy = "ignore"
+    init = _full(xp, call.result_shape, identity(xp, reduce, call.data.dtype), call.data.dtype,
+                 call.data)  # fmt: skip
+    result = _scatter(call, init, call.data, _SCATTER[reduce], policy)
+    if not math.prod(call.data.shape):
+        # No rows: the identity, kept in the autograd graph of the data (PyTorch), as the
+        # scatter of rows would be, by adding the data's (empty, so zero) sum.
+        result = result + xp.sum(call.data, dtype=call.data.dtype)
+    count = None
+    if reduce == "mean" or with_count:
+        # Under "error" the sum's scatter checks the ids; the count's need not again.
+        count = _counts(call, "unchecked" if policy == "error" else policy)
+    if reduce == "mean":
+        result = _mean(call, result, count)
+    if check_too_large:
+        result = _enforce_too_large(call, result)
+    return (result, count) if with_count else result
+
+
+def _enforce_too_large(call: _Call, result: Any) -> Any:
+    """``"error"`` for the ids past the end only (negative ids were dropped)."""
+    xp, engine, ids = call.xp, call.engine, call.ids
+    if not math.prod(ids.shape):
+        return result
+    report = plan_segments(call.result_shape, tuple(ids.shape)).report
+    wide = to_wide(xp, ids, engine.wide_index_dtype(), None, False)
+    if call.access == "now":
+        if engine.value_range(wide)[1] >= call.num_segments:
+            raise_first_bad(xp, wide >= call.num_segments, ids, report, engine.read_int)
+        return result
+    return engine.enforce_lazily(wide >= call.num_segments, ids, report, result)
+
+
+# The CSR form: segments given by offsets into sorted data.
+
+_CSR_POLICIES = {"error": "error", "ERROR": "error", "unchecked": "unchecked"}
+
+
+def _csr(data: Any, offsets: Any, reduce: object, bad_indices: object) -> Any:
+    """The segment reduction of `data` split by CSR `offsets` (see :func:`segment_csr`)."""
+    if not isinstance(reduce, str) or reduce not in SEGMENT_REDUCTIONS:
+        valid = ", ".join(repr(r) for r in SEGMENT_REDUCTIONS)
+        msg = f"reduce must be one of {valid}; got {reduce!r}"
+        raise ValueError(msg)
+    if not isinstance(bad_indices, str) or bad_indices not in _CSR_POLICIES:
+        msg = (
+            "bad_indices must be 'error' or 'unchecked' for offsets (a bad offset has no "
+            f"segment to drop, clip or wrap to); got {bad_indices!r}"
+        )
+        raise ValueError(msg)
+    policy = _CSR_POLICIES[bad_indices]
+    xp, data, offsets = as_arrays(data, offsets, "data", "offsets")
+    check_index_dtype(xp, offsets, "offsets")
+    _check_dtype(xp, reduce, data.dtype, f'segment_csr(reduce="{reduce}")')
+    shape, offset_shape = static_shape(data, "data"), static_shape(offsets, "offsets")
+    axis = len(offset_shape) - 1
+    if axis < 0 or axis >= len(shape) or offset_shape[:axis] != shape[:axis]:
+        msg = (
+            "offsets must have at least 1 dimension and, before its last one, the leading "
+            "dimensions of data (offsets.shape = data.shape[:k] + (num_segments + 1,), which "
+            f"splits data along axis k); got offsets.shape = {offset_shape} and data.shape = "
+            f"{shape}"
+        )
+        raise ValueError(msg)
+    if offset_shape[-1] < 1:
+        msg = "offsets must hold at least one offset along its last axis; got none"
+        raise ValueError(msg)
+    engine = engine_for(xp)
+    offsets = engine.index_array(offsets)
+    if aac.is_dask_array(data):
+        data = data.rechunk(_nonzero_chunks(data.chunks))
+    rows = xp.reshape(data, (math.prod(shape[: axis + 1]), *shape[axis + 1 :]))
+    ids, count = _ids_from_offsets(xp, engine, offsets, shape, axis, rows)
+    reduced = segment_reduce(
+        rows, ids, count, reduce, indices_are_sorted=True, bad_indices="ignore",
+        function=f'segment_csr(reduce="{reduce}")',
+    )  # fmt: skip
+    segments = offset_shape[-1] - 1
+    result = xp.reshape(reduced, (*shape[:axis], segments, *shape[axis + 1 :]))
+    if policy == "error":
+        result = _enforce_offsets(xp, engine, offsets, shape, axis, result)
+    return result
+
+
+def _ids_from_offsets(
+    xp: Any, engine: Engine, offsets: Any, shape: tuple[int, ...], axis: int, rows: Any
+) -> tuple[Any, int]:
+    """The segment id of every row of data viewed as ``(prod(shape[:axis + 1]), ...)``, -1 for
+    a row in no segment, and the number of segments over all batches.
+
+    `rows` is the data so viewed. The batches' offsets are shifted by ``batch * n`` into one
+    non-decreasing line (offsets in ``[0, n]``), and one ``searchsorted`` finds for each row
+    the last offset at or before it: entry ``s`` of batch ``b`` is segment ``b * S + s``, the
+    last entry of a batch is past it.
+    """
+    wide = engine.wide_index_dtype()
+    n, batches = shape[axis], math.prod(shape[:axis])
+    line = offsets.shape[-1]
+    segments = line - 1
+    device = device_for_new(offsets)
+    values = xp.reshape(to_wide(xp, offsets, wide, None, False), (batches, line))
+    shift = xp.reshape(xp.arange(batches, dtype=wide, device=device) * n, (batches, 1))
+    flat = xp.reshape(values + shift, (batches * line,))
+    positions = xp.arange(batches * n, dtype=wide, device=device)
+    if aac.is_dask_array(rows):  # the ids in the rows' chunks of the data
+        positions = positions.rechunk(rows.chunks[:1])
+    position = xp.searchsorted(flat, positions, side="right") - 1
+    batch = xp.floor_divide(position, line)
+    entry = position - batch * line
+    inside = (position >= 0) & (entry < segments)
+    ids = xp.where(inside, batch * segments + entry, xp.full_like(position, -1))
+    return ids, batches * segments
+
+
+def _enforce_offsets(
+    xp: Any, engine: Engine, offsets: Any, shape: tuple[int, ...], axis: int, result: Any
+) -> Any:
+    """``"error"`` for offsets outside ``[0, n]`` or smaller than the one before them."""
+    if not math.prod(offsets.shape):
+        return result
+    n = shape[axis]
+    values = to_wide(xp, offsets, engine.wide_index_dtype(), None, False)
+    bad = (values < 0) | (values > n)
+    if offsets.shape[-1] > 1:
+        falls = values[..., 1:] < values[..., :-1]
+        first = xp.zeros((*offsets.shape[:-1], 1), dtype=xp.bool, device=device_for_new(values))
+        bad = bad | xp.concat([first, falls], axis=-1)
+        if aac.is_dask_array(bad):  # the lazy check reads bad and offsets block by block
+            bad = bad.rechunk(offsets.chunks)
+    report = Offsets("offsets", False, "data", shape, axis)
+    access = engine.index_access(offsets)
+    if access == "now":
+        if engine.value_range(xp.astype(bad, xp.int8))[1]:
+            raise_first_bad(xp, bad, offsets, report, engine.read_int)
+        return result
+    try:
+        return engine.enforce_lazily(bad, offsets, report, result)
+    except ValueError:
+        if access != "trace":
+            raise
+        msg = (
+            'bad_indices="error" reads the offsets to decide whether to raise, which are '
+            "traced here. Either wrap the function with jax.experimental.checkify.checkify, or "
+            'pass bad_indices="unchecked" (offsets then must be valid: for bad ones the result '
+            "is unspecified, but nothing outside the arrays is read or written)"
+        )
+        raise ValueError(msg) from None
+
+
+# The public functions.
+
+_SEGMENT_PARAMETERS = """
+    Parameters
+    ----------
+    data : array
+        The rows to reduce, of a numeric dtype{real}.
+    segment_ids : array of integers, or nested lists of ints
+        The segment of each row: its shape is a leading part of ``data.shape`` (as in
+        TensorFlow's ``unsorted_segment_*``), so each id takes the slice
+        ``data[i_0, ..., i_k]`` of the remaining axes. Valid ids are ``[0, num_segments)``.
+    num_segments : int, optional
+        The number of segments, the result's length. None means ``max(segment_ids) + 1``,
+        read when the function is called: under ``jax.jit`` (and other JAX
+        transformations), on Dask and on symbolic ndonnx arrays it must be given.
+    indices_are_sorted : bool, optional
+        A promise, as in JAX, that the ids are sorted (non-decreasing), which lets an engine
+        use a sorted kernel. With an unsorted id under the promise the result is unspecified,
+        but nothing outside the arrays is read or written.
+    bad_indices : {{"error", "ignore", "clip", "wrap", "unchecked"}}, optional
+        What an id outside ``[0, num_segments)`` does: ``"error"`` raises ``IndexError``
+        naming it (eagerly, when a Dask result is computed, under ``checkify``);
+        ``"ignore"`` drops its row (TensorFlow's rule for negative ids); ``"clip"`` and
+        ``"wrap"`` move it into range; ``"unchecked"`` promises there is none.
+
+    Returns
+    -------
+    array
+        Shape ``(num_segments,) + data.shape[segment_ids.ndim:]``, with data's namespace,
+        dtype and device. {empty}
+"""
+
+
+def _docstring(summary: str, empty: str, examples: str, real: bool = False) -> str:
+    parameters = _SEGMENT_PARAMETERS.format(real=" (real: no complex)" if real else "", empty=empty)
+    return f"{summary}\n{parameters}\n    Examples\n    --------\n{examples}"
+
+
+def segment_sum(
+    data: Any, segment_ids: Any, num_segments: int | None = None, *,
+    indices_are_sorted: bool = False, bad_indices: Any = "error",
+) -> Any:  # fmt: skip
+    return segment_reduce(
+        data, segment_ids, num_segments, "sum", indices_are_sorted=indices_are_sorted,
+        bad_indices=bad_indices,
+    )  # fmt: skip
+
+
+def segment_mean(
+    data: Any, segment_ids: Any, num_segments: int | None = None, *,
+    indices_are_sorted: bool = False, bad_indices: Any = "error",
+) -> Any:  # fmt: skip
+    return segment_reduce(
+        data, segment_ids, num_segments, "mean", indices_are_sorted=indices_are_sorted,
+        bad_indices=bad_indices,
+    )  # fmt: skip
+
+
+def segment_max(
+    data: Any, segment_ids: Any, num_segments: int | None = None, *,
+    indices_are_sorted: bool = False, bad_indices: Any = "error",
+) -> Any:  # fmt: skip
+    return segment_reduce(
+        data, segment_ids, num_segments, "max", indices_are_sorted=indices_are_sorted,
+        bad_indices=bad_indices,
+    )  # fmt: skip
+
+
+def segment_min(
+    data: Any, segment_ids: Any, num_segments: int | None = None, *,
+    indices_are_sorted: bool = False, bad_indices: Any = "error",
+) -> Any:  # fmt: skip
+    return segment_reduce(
+        data, segment_ids, num_segments, "min", indices_are_sorted=indices_are_sorted,
+        bad_indices=bad_indices,
+    )  # fmt: skip
+
+
+def segment_prod(
+    data: Any, segment_ids: Any, num_segments: int | None = None, *,
+    indices_are_sorted: bool = False, bad_indices: Any = "error",
+) -> Any:  # fmt: skip
+    return segment_reduce(
+        data, segment_ids, num_segments, "prod", indices_are_sorted=indices_are_sorted,
+        bad_indices=bad_indices,
+    )  # fmt: skip
+
+
+segment_sum.__doc__ = _docstring(
+    "The sum of the rows of `data` in each segment, like ``jax.ops.segment_sum`` and\n"
+    "    ``tf.math.unsorted_segment_sum``: ``out[s] = sum(data[i] for i where segment_ids[i]"
+    " == s)``.",
+    "An empty segment is 0.",
+    """    >>> import numpy as np
+    >>> import portagather as pg
+    >>> pg.segment_sum(np.array([1, 2, 3, 4]), [0, 0, 2, 0])
+    array([7, 0, 3])
+    >>> pg.segment_sum(np.ones((3, 2)), [1, 1, 0], num_segments=3)
+    array([[1., 1.],
+           [2., 2.],
+           [0., 0.]])
+    >>> pg.segment_sum(np.array([1, 2, 3]), [0, -1, 1], 2, bad_indices="ignore")
+    array([1, 3])
+""",
+)
+segment_mean.__doc__ = _docstring(
+    "The mean of the rows of `data` in each segment (their sum over their count).\n\n"
+    "    Integer data is floor-divided (as ``//``, and PyTorch's ``index_reduce``), after a\n"
+    "    sum in the data's dtype (wrapping around as its ``+`` does).",
+    "An empty segment is 0.",
+    """    >>> import numpy as np
+    >>> import portagather as pg
+    >>> pg.segment_mean(np.array([1.0, 2.0, 6.0]), [0, 0, 2])
+    array([1.5, 0. , 6. ])
+    >>> pg.segment_mean(np.array([-3, -4, 5]), [0, 0, 1])
+    array([-4,  5])
+""",
+)
+segment_max.__doc__ = _docstring(
+    "The largest row of `data` in each segment, elementwise, like ``jax.ops.segment_max``.\n\n"
+    "    A NaN in a segment makes its maximum NaN.",
+    "An empty segment holds the dtype's lowest value (``-inf`` for floating dtypes).",
+    """    >>> import numpy as np
+    >>> import portagather as pg
+    >>> pg.segment_max(np.array([1.0, 5.0, 3.0]), [0, 0, 2])
+    array([  5., -inf,   3.])
+    >>> pg.segment_max(np.array([1, 5, 3], dtype=np.int8), [0, 0, 2])
+    array([   5, -128,    3], dtype=int8)
+""",
+    real=True,
+)
+segment_min.__doc__ = _docstring(
+    "The smallest row of `data` in each segment, elementwise, like ``jax.ops.segment_min``.\n\n"
+    "    A NaN in a segment makes its minimum NaN.",
+    "An empty segment holds the dtype's highest value (``inf`` for floating dtypes).",
+    """    >>> import numpy as np
+    >>> import portagather as pg
+    >>> pg.segment_min(np.array([1.0, 5.0, 3.0]), [0, 0, 2])
+    array([ 1., inf,  3.])
+""",
+    real=True,
+)
+segment_prod.__doc__ = _docstring(
+    "The product of the rows of `data` in each segment, like ``jax.ops.segment_prod``.",
+    "An empty segment is 1.",
+    """    >>> import numpy as np
+    >>> import portagather as pg
+    >>> pg.segment_prod(np.array([2, 3, 4]), [1, 1, 0], num_segments=3)
+    array([4, 6, 1])
+""",
+)
+
+
+def segment_csr(data: Any, offsets: Any, *, reduce: str = "sum", bad_indices: Any = "error") -> Any:
+    """The reduction of the segments of `data` that CSR `offsets` mark, like torch_scatter's
+    ``segment_csr`` and ``torch.segment_reduce(..., offsets=...)``: segment ``s`` is
+    ``data[offsets[s]:offsets[s + 1]]``.
+
+    Parameters
+    ----------
+    data : array
+        The rows, sorted by segment.
+    offsets : array of integers, or nested lists of ints
+        Shape ``data.shape[:k] + (num_segments + 1,)``: it splits `data` along axis ``k``
+        (axis 0 for a 1-d `offsets`; with more dimensions, each leading position has its own
+        offsets, as in ``torch_scatter.segment_csr``). Non-decreasing along the last axis,
+        in ``[0, data.shape[k]]``; the rows before the first offset and from the last one on
+        belong to no segment.
+    reduce : {"sum", "mean", "max", "min", "prod"}, optional
+        The reduction, as ``segment_<reduce>``: an empty segment gets its identity (0 for the
+        sum and the mean, 1, the dtype's lowest or highest value).
+    bad_indices : {"error", "unchecked"}, optional
+        ``"error"`` raises ``IndexError`` naming the first offset outside ``[0, n]`` or
+        smaller than the one before it (eagerly, when a Dask result is computed, under
+        ``checkify``); ``"unchecked"`` promises there is none (for a bad offset the result
+        is unspecified, but nothing outside the arrays is read or written).
+
+    Returns
+    -------
+    array
+        Shape ``data.shape[:k] + (num_segments,) + data.shape[k + 1:]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagather as pg
+    >>> pg.segment_csr(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), [0, 2, 2, 5])
+    array([ 3.,  0., 12.])
+    >>> pg.segment_csr(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), [0, 2, 2, 5], reduce="max")
+    array([  2., -inf,   5.])
+    """
+    return _csr(data, offsets, reduce, bad_indices)

@@ -1,0 +1,344 @@
+"""``tf.math``'s segment reductions with TensorFlow's signatures: ``unsorted_segment_sum`` /
+``_mean`` / ``_max`` / ``_min`` / ``_prod`` / ``_sqrt_n`` and the sorted ``segment_sum`` /
+``_mean`` / ``_max`` / ``_min`` / ``_prod``; reached as ``tensorflow.math`` of
+:mod:`portagather.compat.tensorflow`::
+
+    from portagather.compat import tensorflow as tf
+    tf.math.unsorted_segment_sum(data, segment_ids, num_segments)
+
+TensorFlow's conventions, checked against TensorFlow 2.21 (``tests/oracles``):
+
+- ``unsorted_segment_*``: a negative id drops its row; an id ``>= num_segments`` raises
+  :class:`IndexError` where the values can be checked (eagerly; on Dask when computed) and
+  drops its row under JAX tracing (TensorFlow's CPU and GPU behaviour). An empty segment is
+  0 (sum, mean, sqrt_n), 1 (prod), or the dtype's lowest (max) or highest (min) *finite*
+  value, which a segment of only ``-inf`` (``inf``) also gets, as TensorFlow starts from it.
+  ``unsorted_segment_mean`` of integers is a float (float32 for 8- and 16-bit integers,
+  float64 for wider ones), the sum (in the integers' dtype) over the count.
+- ``segment_*`` (sorted ids): `segment_ids` is 1-d and sorted; the result has
+  ``segment_ids[-1] + 1`` rows, so the ids are read when the function is called (on Dask
+  and under ``jax.jit`` call :func:`portagather.segment_sum` and friends with
+  ``num_segments``). An empty segment is 0, for the max and the min too (1 for the
+  product); ``segment_mean`` of integers truncates toward zero, in the integers' dtype.
+
+What differs from TensorFlow:
+
+- A NaN makes its segment's max and min NaN wherever it is (TensorFlow's result depends on
+  its position in the segment).
+- A bad id raises :class:`IndexError` (TensorFlow: ``InvalidArgumentError``); unsorted ids
+  in ``segment_*`` raise :class:`ValueError`. Ids of any integer dtype are accepted
+  (TensorFlow: int16, int32 and int64 for the unsorted ones, int32 and int64 for the
+  sorted ones), and so is ``unsorted_segment_mean`` of complex numbers (TensorFlow 2.21
+  refuses it).
+- ``name`` is accepted and ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import array_api_compat as aac
+
+from .._arguments import as_arrays
+from .._arrays import dtype_name
+from .._segment import segment_reduce
+from ..engines import engine_for
+from ._common import per_segment, unsorted_segment
+
+__all__ = [
+    "segment_max",
+    "segment_mean",
+    "segment_min",
+    "segment_prod",
+    "segment_sum",
+    "unsorted_segment_max",
+    "unsorted_segment_mean",
+    "unsorted_segment_min",
+    "unsorted_segment_prod",
+    "unsorted_segment_sqrt_n",
+    "unsorted_segment_sum",
+]
+
+
+def unsorted_segment_sum(
+    data: Any,
+    segment_ids: Any,
+    num_segments: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.unsorted_segment_sum``: the sum of the rows of each segment (0 if empty).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.unsorted_segment_sum(np.array([[1, 2], [5, 6], [3, 4]]), [0, 1, 0], 2)
+    array([[4, 6],
+           [5, 6]])
+    >>> tf.math.unsorted_segment_sum(np.array([1.0, 2.0, 3.0]), [-1, 2, 2], 3)
+    array([0., 0., 5.])
+    """
+    return unsorted_segment(data, segment_ids, num_segments, "sum", "unsorted_segment_sum")
+
+
+def unsorted_segment_max(
+    data: Any,
+    segment_ids: Any,
+    num_segments: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.unsorted_segment_max``: the largest row of each segment; an empty one is
+    the dtype's lowest finite value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.unsorted_segment_max(np.array([1.0, 5.0, 3.0], np.float32), [0, 0, 2], 3)
+    array([ 5.0000000e+00, -3.4028235e+38,  3.0000000e+00], dtype=float32)
+    """
+    return unsorted_segment(data, segment_ids, num_segments, "max", "unsorted_segment_max")
+
+
+def unsorted_segment_min(
+    data: Any,
+    segment_ids: Any,
+    num_segments: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.unsorted_segment_min``: the smallest row of each segment; an empty one is
+    the dtype's highest finite value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.unsorted_segment_min(np.array([4, 2, 7], np.int32), [1, 1, 0], 3)
+    array([         7,          2, 2147483647], dtype=int32)
+    """
+    return unsorted_segment(data, segment_ids, num_segments, "min", "unsorted_segment_min")
+
+
+def unsorted_segment_prod(
+    data: Any,
+    segment_ids: Any,
+    num_segments: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.unsorted_segment_prod``: the product of the rows of each segment (1 if empty).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.unsorted_segment_prod(np.array([2, 3, 4]), [1, 1, 0], 3)
+    array([4, 6, 1])
+    """
+    return unsorted_segment(data, segment_ids, num_segments, "prod", "unsorted_segment_prod")
+
+
+def unsorted_segment_mean(
+    data: Any,
+    segment_ids: Any,
+    num_segments: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.unsorted_segment_mean``: the sum of each segment over its count (0 if
+    empty); for integer data a float (float32 for 8- and 16-bit integers, else float64).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.unsorted_segment_mean(np.array([1, 2, 4], np.int32), [0, 0, 2], 3)
+    array([1.5, 0. , 4. ])
+    """
+    function = "unsorted_segment_mean"
+    xp, data, _ = as_arrays(data, segment_ids, "data", "segment_ids")
+    if not _integral(xp, data.dtype):
+        return unsorted_segment(data, segment_ids, num_segments, "mean", function)
+    total, count = unsorted_segment(
+        data, segment_ids, num_segments, "sum", function, with_count=True
+    )
+    real = _float_for(xp, data.dtype)
+    divisor = xp.astype(per_segment(xp.maximum(count, xp.ones_like(count)), total), real)
+    return xp.astype(total, real) / divisor
+
+
+def unsorted_segment_sqrt_n(
+    data: Any,
+    segment_ids: Any,
+    num_segments: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.unsorted_segment_sqrt_n``: the sum of each segment over the square root of
+    its count (0 if empty); floating and complex data only, as in TensorFlow.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.unsorted_segment_sqrt_n(np.array([3.0, 1.0, 4.0, 1.0]), [0, 0, 0, 0], 2)
+    array([4.5, 0. ])
+    """
+    function = "unsorted_segment_sqrt_n"
+    xp, data, _ = as_arrays(data, segment_ids, "data", "segment_ids")
+    if _integral(xp, data.dtype):
+        msg = f"{function} needs data of a floating dtype; got {dtype_name(data.dtype)}"
+        raise TypeError(msg)
+    total, count = unsorted_segment(
+        data, segment_ids, num_segments, "sum", function, with_count=True
+    )
+    count = xp.astype(per_segment(xp.maximum(count, xp.ones_like(count)), total), data.dtype)
+    return total / xp.sqrt(count)
+
+
+def _integral(xp: Any, dtype: Any) -> bool:
+    try:
+        return bool(xp.isdtype(dtype, "integral"))
+    except (TypeError, ValueError):  # NumPy strings: the core names the dtype
+        return False
+
+
+def _float_for(xp: Any, dtype: Any) -> Any:
+    """TensorFlow's true division's dtype for integers: float32 up to 16 bits, else float64
+    (where the namespace has it: not JAX without x64)."""
+    if int(xp.iinfo(dtype).bits) <= 16:
+        return xp.float32
+    try:
+        floats = xp.__array_namespace_info__().dtypes(kind="real floating")
+    except AttributeError:
+        return xp.float64
+    return floats.get("float64", xp.float32)
+
+
+# The sorted forms.
+
+
+def _sorted(data: Any, segment_ids: Any, reduce: str, function: str) -> tuple[Any, Any]:
+    """``(result, count)`` of a sorted segment reduction: ids 1-d, sorted (checked where
+    they can be read), ``max + 1`` segments, negative ids an error."""
+    xp, data, ids = as_arrays(data, segment_ids, "data", "segment_ids")
+    if ids.ndim != 1:
+        msg = f"segment_ids must be 1-d (a vector) for {function}; got shape {tuple(ids.shape)}"
+        raise ValueError(msg)
+    engine = engine_for(xp)
+    if engine.index_access(ids) == "now" and ids.shape[0] > 1:
+        falls = ids[1:] < ids[:-1]
+        if engine.value_range(xp.astype(falls, xp.int8))[1]:
+            (where,) = xp.nonzero(falls)
+            k = int(where[0]) + 1
+            msg = (
+                f"segment_ids must be sorted (non-decreasing) for {function}; got "
+                f"segment_ids[{k}] = {engine.read_int(ids[k])} after segment_ids[{k - 1}] = "
+                f"{engine.read_int(ids[k - 1])} (unsorted_segment_{function[8:]} takes any order)"
+            )
+            raise ValueError(msg)
+    result, count = segment_reduce(
+        data, ids, None, reduce, indices_are_sorted=True, with_count=True, function=function
+    )
+    return result, per_segment(count, result)
+
+
+def segment_sum(
+    data: Any,
+    segment_ids: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.segment_sum``: the sum of each segment of sorted ids (0 if empty).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.segment_sum(np.array([[1, 2, 3, 4], [4, 3, 2, 1], [5, 6, 7, 8]]), [0, 0, 1])
+    array([[5, 5, 5, 5],
+           [5, 6, 7, 8]])
+    """
+    return _sorted(data, segment_ids, "sum", "segment_sum")[0]
+
+
+def segment_prod(
+    data: Any,
+    segment_ids: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.segment_prod``: the product of each segment of sorted ids (1 if empty).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.segment_prod(np.array([2, 3, 4]), [0, 0, 2])
+    array([6, 1, 4])
+    """
+    return _sorted(data, segment_ids, "prod", "segment_prod")[0]
+
+
+def segment_max(
+    data: Any,
+    segment_ids: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.segment_max``: the largest row of each segment of sorted ids (0 if empty).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.segment_max(np.array([-1.0, -3.0, -2.0]), [0, 0, 2])
+    array([-1.,  0., -2.])
+    """
+    return _zero_where_empty(*_sorted(data, segment_ids, "max", "segment_max"))
+
+
+def segment_min(
+    data: Any,
+    segment_ids: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.segment_min``: the smallest row of each segment of sorted ids (0 if empty).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.segment_min(np.array([1, 3, 2]), [0, 0, 2])
+    array([1, 0, 2])
+    """
+    return _zero_where_empty(*_sorted(data, segment_ids, "min", "segment_min"))
+
+
+def segment_mean(
+    data: Any,
+    segment_ids: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.segment_mean``: the mean of each segment of sorted ids (0 if empty); for
+    integers the sum (in their dtype) over the count, truncated toward zero.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.segment_mean(np.array([1.0, 2.0, 6.0]), [0, 0, 2])
+    array([1.5, 0. , 6. ])
+    >>> tf.math.segment_mean(np.array([-3, -4, 5], np.int32), [0, 0, 1])
+    array([-3,  5], dtype=int32)
+    """
+    xp, data, _ = as_arrays(data, segment_ids, "data", "segment_ids")
+    if not (_integral(xp, data.dtype) and xp.isdtype(data.dtype, "signed integer")):
+        return _sorted(data, segment_ids, "mean", "segment_mean")[0]
+    total, count = _sorted(data, segment_ids, "sum", "segment_mean")
+    wide = engine_for(xp).wide_index_dtype()
+    total, count = xp.astype(total, wide), xp.astype(xp.maximum(count, xp.ones_like(count)), wide)
+    quotient = xp.floor_divide(total, count)
+    remainder = total - quotient * count
+    # Toward zero: a negative quotient that left a remainder is one above the floor.
+    truncated = xp.where((total < 0) & (remainder != 0), quotient + 1, quotient)
+    return xp.astype(truncated, data.dtype)
+
+
+def _zero_where_empty(result: Any, count: Any) -> Any:
+    xp = aac.array_namespace(result)
+    return xp.where(count > 0, result, xp.zeros_like(result))
