@@ -613,6 +613,6 @@ def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple
     low, high = (int(indices.min()), int(indices.max())) if indices.size else (0, 0)
     if low < int(info.min) or high > int(info.max):
         unheld = low if low < int(info.min) else high
-        msg = f"{index_name} holds {unheld}, which {dtype_name(wide)} on the data's device cannot hold"
+        msg = f"{index_name} holds {unheld}, which the data's device holds in no integer dtype"
         raise ValueError(msg)
     return xp, data, xp.asarray(indices.astype(np.int64), dtype=wide, device=device_for_new(data))
