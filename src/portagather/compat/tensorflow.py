@@ -32,7 +32,8 @@ What differs from TensorFlow:
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from .. import _api
 from .._arguments import scatter_arguments
@@ -41,6 +42,7 @@ from .._plan import plan_gather_nd
 from .._types import Reduction
 from . import _tensorflow_math as math
 from ._common import renamed, ways_out, zeros_of
+from ._front_ends import named
 
 __all__ = [
     "gather",
@@ -264,48 +266,39 @@ def tensor_scatter_nd_update(
     )
 
 
-def tensor_scatter_nd_add(
-    tensor: Any,
-    indices: Any,
-    updates: Any,
-    bad_indices_policy: str = "",
-    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
-) -> Any:
-    """``tf.tensor_scatter_nd_add``: `tensor` plus `updates` at the index vectors
-    (duplicates summed).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from portagather.compat import tensorflow as tf
-    >>> tf.tensor_scatter_nd_add(np.arange(1, 9), [[4], [3], [1], [7]], [9, 10, 11, 12])
-    array([ 1, 13,  3, 14, 14,  6,  7, 20])
-    """
-    return _tensor_scatter(
-        "tensor_scatter_nd_add", tensor, indices, updates, "add", bad_indices_policy
-    )
+class _Scatter(Protocol):
+    def __call__(
+        self,
+        tensor: Any,
+        indices: Any,
+        updates: Any,
+        bad_indices_policy: str = "",
+        name: str | None = None,
+    ) -> Any: ...
 
 
-def tensor_scatter_nd_sub(
-    tensor: Any,
-    indices: Any,
-    updates: Any,
-    bad_indices_policy: str = "",
-    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
-) -> Any:
-    """``tf.tensor_scatter_nd_sub``: `tensor` minus `updates` at the index vectors: the add
-    of the negated updates, negated in the tensor's dtype once every argument is checked
-    (unsigned dtypes wrap around, as in TensorFlow).
+def _scatter_front_end(
+    front: str, reduce: Reduction | Callable[..., Any], summary: str, examples: str
+) -> _Scatter:
+    """``tf.<front>``: `reduce` is the core's reduction, or the body
+    ``reduce(tensor, indices, updates, bad_indices_policy, front)``."""
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from portagather.compat import tensorflow as tf
-    >>> tf.tensor_scatter_nd_sub(np.arange(1, 9), [[4], [3], [1], [7]], [9, 10, 11, 12])
-    array([ 1, -9,  3, -6, -4,  6,  7, -4])
-    """
+    def front_end(
+        tensor: Any,
+        indices: Any,
+        updates: Any,
+        bad_indices_policy: str = "",
+        name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+    ) -> Any:
+        if callable(reduce):
+            return reduce(tensor, indices, updates, bad_indices_policy, front)
+        return _tensor_scatter(front, tensor, indices, updates, reduce, bad_indices_policy)
+
+    return named(front_end, front, __name__, summary, examples, _IMPORTS)
+
+
+def _sub(tensor: Any, indices: Any, updates: Any, bad_indices_policy: str, front: str) -> Any:
     policy = _policy(bad_indices_policy)
-    front = "tensor_scatter_nd_sub"
     with renamed(_TENSOR, _ways(front, "scatter_nd", policy=True)):
         # The core's checks first (as an add), then the updates negated in the tensor's dtype.
         checked = scatter_arguments(
@@ -319,45 +312,49 @@ def tensor_scatter_nd_sub(
     return _tensor_scatter(front, tensor, indices, -updates, "add", policy)
 
 
-def tensor_scatter_nd_min(
-    tensor: Any,
-    indices: Any,
-    updates: Any,
-    bad_indices_policy: str = "",
-    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
-) -> Any:
-    """``tf.tensor_scatter_nd_min``: the element-wise minimum of `tensor` and the updates at
-    the index vectors.
+_IMPORTS = "import numpy as np\nfrom portagather.compat import tensorflow as tf"
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from portagather.compat import tensorflow as tf
+tensor_scatter_nd_add = _scatter_front_end(
+    "tensor_scatter_nd_add",
+    "add",
+    """``tf.tensor_scatter_nd_add``: `tensor` plus `updates` at the index vectors
+    (duplicates summed).""",
+    """
+    >>> tf.tensor_scatter_nd_add(np.arange(1, 9), [[4], [3], [1], [7]], [9, 10, 11, 12])
+    array([ 1, 13,  3, 14, 14,  6,  7, 20])
+    """,
+)
+
+tensor_scatter_nd_sub = _scatter_front_end(
+    "tensor_scatter_nd_sub",
+    _sub,
+    """``tf.tensor_scatter_nd_sub``: `tensor` minus `updates` at the index vectors: the add
+    of the negated updates, negated in the tensor's dtype once every argument is checked
+    (unsigned dtypes wrap around, as in TensorFlow).""",
+    """
+    >>> tf.tensor_scatter_nd_sub(np.arange(1, 9), [[4], [3], [1], [7]], [9, 10, 11, 12])
+    array([ 1, -9,  3, -6, -4,  6,  7, -4])
+    """,
+)
+
+tensor_scatter_nd_min = _scatter_front_end(
+    "tensor_scatter_nd_min",
+    "min",
+    """``tf.tensor_scatter_nd_min``: the element-wise minimum of `tensor` and the updates at
+    the index vectors.""",
+    """
     >>> tf.tensor_scatter_nd_min(np.zeros(8, dtype=int), [[1], [4], [5]], [1, -1, 1])
     array([ 0,  0,  0,  0, -1,  0,  0,  0])
-    """
-    return _tensor_scatter(
-        "tensor_scatter_nd_min", tensor, indices, updates, "min", bad_indices_policy
-    )
+    """,
+)
 
-
-def tensor_scatter_nd_max(
-    tensor: Any,
-    indices: Any,
-    updates: Any,
-    bad_indices_policy: str = "",
-    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
-) -> Any:
+tensor_scatter_nd_max = _scatter_front_end(
+    "tensor_scatter_nd_max",
+    "max",
     """``tf.tensor_scatter_nd_max``: the element-wise maximum of `tensor` and the updates at
-    the index vectors.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from portagather.compat import tensorflow as tf
+    the index vectors.""",
+    """
     >>> tf.tensor_scatter_nd_max(np.zeros(8, dtype=int), [[1], [4], [5]], [1, -1, 1])
     array([0, 1, 0, 0, 0, 1, 0, 0])
-    """
-    return _tensor_scatter(
-        "tensor_scatter_nd_max", tensor, indices, updates, "max", bad_indices_policy
-    )
+    """,
+)
