@@ -126,9 +126,8 @@ def fill_value_kind(fill_value: object) -> None:
 
 def fill_value_shape(fill_value: object) -> None:
     """A ValueError for an array `fill_value` that is not 0-d (its kind checked first)."""
-    if isinstance(fill_value, _SCALARS):
-        return
-    shape = tuple(fill_value.shape)  # type: ignore[attr-defined]
+    scalar = isinstance(fill_value, _SCALARS)
+    shape = () if scalar else tuple(fill_value.shape)  # type: ignore[attr-defined]
     if shape != ():
         msg = (
             "fill_value must be a scalar (a Python scalar or a 0-d array); got an array of "

@@ -9,6 +9,7 @@ is not modelled: its values for bad indices are unspecified).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from typing import Any, SupportsInt
 
 import numpy as np
@@ -137,6 +138,42 @@ def ref_gather_d(
     return out
 
 
+def _along_axis(
+    x: npt.NDArray[Any], indices: npt.NDArray[Any], axis: int
+) -> tuple[int, tuple[int, ...]]:
+    """`axis` made non-negative, and the shape of take_along_axis's result (put_along_axis's
+    values): the indices' size along `axis`, elsewhere the sizes of `x` and `indices`
+    broadcast."""
+    axis = axis + x.ndim if axis < 0 else axis
+    shape = tuple(
+        indices.shape[d]
+        if d == axis
+        else (x.shape[d] if indices.shape[d] == 1 else indices.shape[d])
+        for d in range(x.ndim)
+    )
+    return axis, shape
+
+
+def _along_axis_places(
+    x: npt.NDArray[Any],
+    indices: npt.NDArray[Any],
+    axis: int,
+    shape: tuple[int, ...],
+    policy: str,
+) -> Iterator[tuple[tuple[int, ...], tuple[int, ...] | None]]:
+    """Each position of `shape`, in row-major order, with the place in `x` its index
+    addresses, or None for a bad index (after `_bad`)."""
+    for position in itertools.product(*(range(s) for s in shape)):
+        at_index = tuple(0 if indices.shape[d] == 1 else p for d, p in enumerate(position))
+        value = _fix(indices[at_index], x.shape[axis], policy, allow_negative=True)
+        if value is None:
+            _bad(policy, f"indices{list(at_index)} = {int(indices[at_index])}")
+            yield position, None
+            continue
+        place = tuple(0 if x.shape[d] == 1 else p for d, p in enumerate(position))
+        yield position, place[:axis] + (value,) + place[axis + 1 :]
+
+
 def ref_take_along_axis(
     x: npt.ArrayLike,
     indices: npt.ArrayLike,
@@ -146,26 +183,13 @@ def ref_take_along_axis(
 ) -> npt.NDArray[Any]:
     x, indices = np.asarray(x), np.asarray(indices)
     policy = _policy(bad_indices)
-    axis = axis + x.ndim if axis < 0 else axis
-    out_shape = tuple(
-        indices.shape[d]
-        if d == axis
-        else (x.shape[d] if indices.shape[d] == 1 else indices.shape[d])
-        for d in range(x.ndim)
-    )
+    axis, out_shape = _along_axis(x, indices, axis)
     out = np.empty(out_shape, dtype=x.dtype)
     if out.size == 0:
         return out
     fill = _fill(x.dtype, fill_value)
-    for position in itertools.product(*(range(s) for s in out_shape)):
-        at_index = tuple(0 if indices.shape[d] == 1 else p for d, p in enumerate(position))
-        value = _fix(indices[at_index], x.shape[axis], policy, allow_negative=True)
-        if value is None:
-            _bad(policy, f"indices{list(at_index)} = {int(indices[at_index])}")
-            out[position] = fill
-        else:
-            source = tuple(0 if x.shape[d] == 1 else p for d, p in enumerate(position))
-            out[position] = x[source[:axis] + (value,) + source[axis + 1 :]]
+    for position, source in _along_axis_places(x, indices, axis, out_shape, policy):
+        out[position] = fill if source is None else x[source]
     return out
 
 
@@ -250,22 +274,11 @@ def ref_put_along_axis(
     x, indices = np.asarray(x), np.asarray(indices)
     out: npt.NDArray[Any] = x.copy()
     policy = _policy(bad_indices)
-    axis = axis + x.ndim if axis < 0 else axis
-    shape = tuple(
-        indices.shape[d]
-        if d == axis
-        else (x.shape[d] if indices.shape[d] == 1 else indices.shape[d])
-        for d in range(x.ndim)
-    )
+    axis, shape = _along_axis(x, indices, axis)
     values = np.broadcast_to(np.asarray(values, dtype=x.dtype), shape)
-    for position in itertools.product(*(range(s) for s in shape)):
-        at_index = tuple(0 if indices.shape[d] == 1 else p for d, p in enumerate(position))
-        value = _fix(indices[at_index], x.shape[axis], policy, allow_negative=True)
-        if value is None:
-            _bad(policy, f"indices{list(at_index)} = {int(indices[at_index])}")
-            continue
-        target = tuple(0 if x.shape[d] == 1 else p for d, p in enumerate(position))
-        _apply(out, target[:axis] + (value,) + target[axis + 1 :], values[position], reduce)
+    for position, target in _along_axis_places(x, indices, axis, shape, policy):
+        if target is not None:
+            _apply(out, target, values[position], reduce)
     return out
 
 
