@@ -19,14 +19,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from hypothesis import given
 
 import portagather as pg
 
 from . import strategies
 from .backends import Backend, load_backend
 from .cases import PUBLIC, Arr, Call, Foreign, OddCall, ScatterCall, check_result
-from .strategies import drawn
+from .runs import each_drawn, named_rows
 
 #: Drawn calls per public function and backend: 7 x 300 = 2100 per backend.
 ODD_EXAMPLES = 300
@@ -102,8 +101,6 @@ def test_odd_arguments(backend, repro, op):
     numpy = load_backend("numpy")
     count = 0
 
-    @drawn(ODD_EXAMPLES)
-    @given(strategies.odd_calls(op))
     def check(call: OddCall) -> None:
         nonlocal count
         count += 1
@@ -116,7 +113,7 @@ def test_odd_arguments(backend, repro, op):
             check_refusal(call, got.error, backend.name)
         check_agreement(call, got, want, backend)
 
-    check()
+    each_drawn(ODD_EXAMPLES, strategies.odd_calls(op), check)
     assert count >= ODD_EXAMPLES, f"only {count} drawn calls"
 
 
@@ -241,9 +238,7 @@ TWO_FAULTS = [
 
 
 @pytest.mark.cell("two faults")
-@pytest.mark.parametrize(
-    ("call", "error", "match"), [t[1:] for t in TWO_FAULTS], ids=[t[0] for t in TWO_FAULTS]
-)
+@named_rows(("call", "error", "match"), TWO_FAULTS)
 def test_two_faults_one_answer(backend, repro, call, error, match):
     _refused(backend, repro(call), error, match)
 

@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from hypothesis import given
 from hypothesis import strategies as st
 
 import portagather as pg
@@ -16,7 +15,7 @@ from . import strategies
 from .backends import Backend
 from .cases import POLICIES, SEGMENTS, Call, check_call, check_result, raises_lazily
 from .modes import in_mode
-from .strategies import drawn
+from .runs import each_drawn, named_rows
 
 REDUCES = ("sum", "mean", "max", "min", "prod")
 
@@ -26,14 +25,21 @@ REDUCES = ("sum", "mean", "max", "min", "prod")
 def test_valid_ids(backend, mode, repro, op):
     """Every id valid, in every mode (eager; jit on JAX; lazy on Dask)."""
 
-    @drawn(5)
-    @given(strategies.segment_calls(op))
+    # Under jit "error" asks for checkify (test_jit_error_through_checkify).
+    _check_drawn(backend, mode, repro, strategies.segment_calls(op), 5, "clip")
+
+
+def _check_drawn(
+    backend: Backend, mode: str, repro: Any, strategy: Any, examples: int, jit_policy: str
+) -> None:
+    """Drawn calls checked against the reference in `mode`; under jit with `jit_policy`."""
+
     def check(call: Call) -> None:
-        if mode == "jit":  # "error" asks for checkify there (test_jit_error_through_checkify)
-            call.kwargs["bad_indices"] = "clip"
+        if mode == "jit":
+            call.kwargs["bad_indices"] = jit_policy
         check_call(backend, repro(call), mode)
 
-    check()
+    each_drawn(examples, strategy, check)
 
 
 @pytest.mark.cell("segments policy:{policy}")
@@ -46,8 +52,6 @@ def test_bad_ids(backend, mode, repro, op, policy):
     a bad id lands is unspecified), and with no segment at all it raises, as every policy
     but ``"ignore"`` does."""
 
-    @drawn(4)
-    @given(strategies.segment_calls(op, bad=True))
     def check(call: Call) -> None:
         call.kwargs["bad_indices"] = policy
         repro(call)
@@ -70,7 +74,7 @@ def test_bad_ids(backend, mode, repro, op, policy):
             *call.data.shape[call.indices.ndim :],
         )
 
-    check()
+    each_drawn(4, strategies.segment_calls(op, bad=True), check)
 
 
 # Empty segments, all-equal ids, unsorted ids, 0-d ids, rows of several axes, no rows.
@@ -198,8 +202,7 @@ ERRORS = [
 
 
 @pytest.mark.cell("segments errors")
-@pytest.mark.parametrize(("op", "call", "error", "pattern"), [(e[1].op, *e[1:]) for e in ERRORS],
-                         ids=[e[0] for e in ERRORS])  # fmt: skip
+@named_rows(("op", "call", "error", "pattern"), [(e[0], e[1].op, *e[1:]) for e in ERRORS])
 def test_errors(backend, repro, op, call, error, pattern):
     del op  # names the matrix row only
     raises_lazily(backend, error, repro(call), match=pattern)
@@ -220,14 +223,9 @@ def test_two_namespaces(backend):
 def test_csr(backend, mode, repro, op):
     del op  # names the matrix row only
 
-    @drawn(8)
-    @given(st.sampled_from(REDUCES).flatmap(strategies.csr_calls))
-    def check(call: Call) -> None:
-        if mode == "jit":  # "error" asks for checkify there (test_csr_bad_offsets)
-            call.kwargs["bad_indices"] = "unchecked"
-        check_call(backend, repro(call), mode)
-
-    check()
+    # Under jit "error" asks for checkify (test_csr_bad_offsets).
+    strategy = st.sampled_from(REDUCES).flatmap(strategies.csr_calls)
+    _check_drawn(backend, mode, repro, strategy, 8, "unchecked")
 
 
 @pytest.mark.cell("segments bad offsets")
@@ -237,8 +235,6 @@ def test_csr_bad_offsets(backend, mode, repro, op):
     checkify); "unchecked" keeps the shape."""
     del op  # names the matrix row only
 
-    @drawn(4)
-    @given(strategies.csr_calls("sum", bad=True))
     def check(call: Call) -> None:
         repro(call)
         if mode == "jit":
@@ -252,7 +248,7 @@ def test_csr_bad_offsets(backend, mode, repro, op):
         want = call.data.shape[: call.indices.ndim - 1] + (call.indices.shape[-1] - 1,)
         assert tuple(out.shape)[: len(want)] == want
 
-    check()
+    each_drawn(4, strategies.csr_calls("sum", bad=True), check)
 
 
 # Transformations: the gradients of JAX (grad, under jit) and PyTorch (autograd), vmap, Dask.
