@@ -19,7 +19,7 @@ import math
 import operator
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 import array_api_compat as aac
 import numpy as np
@@ -457,67 +457,42 @@ _SEGMENT_PARAMETERS = """
 
 def _docstring(summary: str, empty: str, examples: str, real: bool = False) -> str:
     parameters = _SEGMENT_PARAMETERS.format(real=" (real: no complex)" if real else "", empty=empty)
-    return f"{summary}\n{parameters}\n    Examples\n    --------\n{examples}"
+    imports = "    >>> import numpy as np\n    >>> import portagather as pg\n"
+    return f"{summary}\n{parameters}\n    Examples\n    --------\n{imports}{examples}"
 
 
-def segment_sum(
-    data: Any, segment_ids: Any, num_segments: int | None = None, *,
-    indices_are_sorted: bool = False, bad_indices: Any = "error",
-) -> Any:  # fmt: skip
-    return segment_reduce(
-        data, segment_ids, num_segments, "sum", indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices,
-    )  # fmt: skip
+class _SegmentFunction(Protocol):
+    def __call__(
+        self, data: Any, segment_ids: Any, num_segments: int | None = None, *,
+        indices_are_sorted: bool = False, bad_indices: Any = "error",
+    ) -> Any: ...  # fmt: skip
 
 
-def segment_mean(
-    data: Any, segment_ids: Any, num_segments: int | None = None, *,
-    indices_are_sorted: bool = False, bad_indices: Any = "error",
-) -> Any:  # fmt: skip
-    return segment_reduce(
-        data, segment_ids, num_segments, "mean", indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices,
-    )  # fmt: skip
+def _segment_function(reduce: str, doc: str) -> _SegmentFunction:
+    """``segment_<reduce>``: :func:`segment_reduce` with `reduce`, documented by `doc`."""
+
+    def function(
+        data: Any, segment_ids: Any, num_segments: int | None = None, *,
+        indices_are_sorted: bool = False, bad_indices: Any = "error",
+    ) -> Any:  # fmt: skip
+        return segment_reduce(
+            data, segment_ids, num_segments, reduce, indices_are_sorted=indices_are_sorted,
+            bad_indices=bad_indices,
+        )  # fmt: skip
+
+    function.__name__ = function.__qualname__ = f"segment_{reduce}"
+    function.__doc__ = doc
+    return function
 
 
-def segment_max(
-    data: Any, segment_ids: Any, num_segments: int | None = None, *,
-    indices_are_sorted: bool = False, bad_indices: Any = "error",
-) -> Any:  # fmt: skip
-    return segment_reduce(
-        data, segment_ids, num_segments, "max", indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices,
-    )  # fmt: skip
-
-
-def segment_min(
-    data: Any, segment_ids: Any, num_segments: int | None = None, *,
-    indices_are_sorted: bool = False, bad_indices: Any = "error",
-) -> Any:  # fmt: skip
-    return segment_reduce(
-        data, segment_ids, num_segments, "min", indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices,
-    )  # fmt: skip
-
-
-def segment_prod(
-    data: Any, segment_ids: Any, num_segments: int | None = None, *,
-    indices_are_sorted: bool = False, bad_indices: Any = "error",
-) -> Any:  # fmt: skip
-    return segment_reduce(
-        data, segment_ids, num_segments, "prod", indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices,
-    )  # fmt: skip
-
-
-segment_sum.__doc__ = _docstring(
-    "The sum of the rows of `data` in each segment, like ``jax.ops.segment_sum`` and\n"
-    "    ``tf.math.unsorted_segment_sum``: ``out[s] = sum(data[i] for i where segment_ids[i]"
-    " == s)``.",
-    "An empty segment is 0.",
-    """    >>> import numpy as np
-    >>> import portagather as pg
-    >>> pg.segment_sum(np.array([1, 2, 3, 4]), [0, 0, 2, 0])
+segment_sum = _segment_function(
+    "sum",
+    _docstring(
+        "The sum of the rows of `data` in each segment, like ``jax.ops.segment_sum`` and\n"
+        "    ``tf.math.unsorted_segment_sum``: ``out[s] = sum(data[i] for i where segment_ids[i]"
+        " == s)``.",
+        "An empty segment is 0.",
+        """    >>> pg.segment_sum(np.array([1, 2, 3, 4]), [0, 0, 2, 0])
     array([7, 0, 3])
     >>> pg.segment_sum(np.ones((3, 2)), [1, 1, 0], num_segments=3)
     array([[1., 1.],
@@ -526,52 +501,61 @@ segment_sum.__doc__ = _docstring(
     >>> pg.segment_sum(np.array([1, 2, 3]), [0, -1, 1], 2, bad_indices="ignore")
     array([1, 3])
 """,
+    ),
 )
-segment_mean.__doc__ = _docstring(
-    "The mean of the rows of `data` in each segment (their sum over their count).\n\n"
-    "    Integer data is floor-divided (as ``//``, and PyTorch's ``index_reduce``), after a\n"
-    "    sum in the data's dtype (wrapping around as its ``+`` does).",
-    "An empty segment is 0.",
-    """    >>> import numpy as np
-    >>> import portagather as pg
-    >>> pg.segment_mean(np.array([1.0, 2.0, 6.0]), [0, 0, 2])
+
+segment_mean = _segment_function(
+    "mean",
+    _docstring(
+        "The mean of the rows of `data` in each segment (their sum over their count).\n\n"
+        "    Integer data is floor-divided (as ``//``, and PyTorch's ``index_reduce``), after a\n"
+        "    sum in the data's dtype (wrapping around as its ``+`` does).",
+        "An empty segment is 0.",
+        """    >>> pg.segment_mean(np.array([1.0, 2.0, 6.0]), [0, 0, 2])
     array([1.5, 0. , 6. ])
     >>> pg.segment_mean(np.array([-3, -4, 5]), [0, 0, 1])
     array([-4,  5])
 """,
+    ),
 )
-segment_max.__doc__ = _docstring(
-    "The largest row of `data` in each segment, elementwise, like ``jax.ops.segment_max``.\n\n"
-    "    A NaN in a segment makes its maximum NaN.",
-    "An empty segment holds the dtype's lowest value (``-inf`` for floating dtypes).",
-    """    >>> import numpy as np
-    >>> import portagather as pg
-    >>> pg.segment_max(np.array([1.0, 5.0, 3.0]), [0, 0, 2])
+
+segment_max = _segment_function(
+    "max",
+    _docstring(
+        "The largest row of `data` in each segment, elementwise, like ``jax.ops.segment_max``.\n\n"
+        "    A NaN in a segment makes its maximum NaN.",
+        "An empty segment holds the dtype's lowest value (``-inf`` for floating dtypes).",
+        """    >>> pg.segment_max(np.array([1.0, 5.0, 3.0]), [0, 0, 2])
     array([  5., -inf,   3.])
     >>> pg.segment_max(np.array([1, 5, 3], dtype=np.int8), [0, 0, 2])
     array([   5, -128,    3], dtype=int8)
 """,
-    real=True,
+        real=True,
+    ),
 )
-segment_min.__doc__ = _docstring(
-    "The smallest row of `data` in each segment, elementwise, like ``jax.ops.segment_min``.\n\n"
-    "    A NaN in a segment makes its minimum NaN.",
-    "An empty segment holds the dtype's highest value (``inf`` for floating dtypes).",
-    """    >>> import numpy as np
-    >>> import portagather as pg
-    >>> pg.segment_min(np.array([1.0, 5.0, 3.0]), [0, 0, 2])
+
+segment_min = _segment_function(
+    "min",
+    _docstring(
+        "The smallest row of `data` in each segment, elementwise, like ``jax.ops.segment_min``.\n\n"
+        "    A NaN in a segment makes its minimum NaN.",
+        "An empty segment holds the dtype's highest value (``inf`` for floating dtypes).",
+        """    >>> pg.segment_min(np.array([1.0, 5.0, 3.0]), [0, 0, 2])
     array([ 1., inf,  3.])
 """,
-    real=True,
+        real=True,
+    ),
 )
-segment_prod.__doc__ = _docstring(
-    "The product of the rows of `data` in each segment, like ``jax.ops.segment_prod``.",
-    "An empty segment is 1.",
-    """    >>> import numpy as np
-    >>> import portagather as pg
-    >>> pg.segment_prod(np.array([2, 3, 4]), [1, 1, 0], num_segments=3)
+
+segment_prod = _segment_function(
+    "prod",
+    _docstring(
+        "The product of the rows of `data` in each segment, like ``jax.ops.segment_prod``.",
+        "An empty segment is 1.",
+        """    >>> pg.segment_prod(np.array([2, 3, 4]), [1, 1, 0], num_segments=3)
     array([4, 6, 1])
 """,
+    ),
 )
 
 
