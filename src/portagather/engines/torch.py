@@ -14,7 +14,7 @@ import torch
 from .._errors import BadIndex
 from .._indices import Components, IndexAccess
 from .._plan import GatherPlan
-from . import _torch_private
+from ._torch_private import batched_by_vmap, vmap_running
 from .base import Engine
 
 #: torch's names of the reductions, where they differ from portagather's.
@@ -46,10 +46,10 @@ class TorchEngine(Engine):
     SMALL = 32
 
     def index_access(self, x: Any) -> IndexAccess:
-        return "none" if not _compiling() and _torch_private.batched_by_vmap(x) else "now"
+        return "none" if not _compiling() and batched_by_vmap(x) else "now"
 
     def reads_cheaply(self, x: Any) -> bool:
-        return bool(x.is_cpu and not _compiling() and not _torch_private.batched_by_vmap(x))
+        return bool(x.is_cpu and not _compiling() and not batched_by_vmap(x))
 
     def enforce_lazily(
         self, bad: Any, indices: Any, report: BadIndex, result: Any,
@@ -270,7 +270,7 @@ def _write(tensor: Any, method: str, *args: Any, **kwargs: Any) -> Any:
     """``tensor.<method>_(...)`` in place on a new tensor of ours, or out of place under
     ``torch.func.vmap``, which refuses in-place writes of batched values into a tensor that
     is not batched (the copy is then torch's)."""
-    if not _compiling() and _torch_private.vmap_running():  # torch.compile can't trace it
+    if not _compiling() and vmap_running():  # torch.compile can't trace it
         return getattr(tensor, method)(*args, **kwargs)
     return getattr(tensor, method + "_")(*args, **kwargs)
 
