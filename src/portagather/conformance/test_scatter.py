@@ -18,9 +18,12 @@ from .cases import (
     REDUCTIONS,
     SCATTERS,
     ScatterCall,
+    check_broken_promise,
     check_call,
     check_result,
     raises_lazily,
+    targets_are_sorted,
+    targets_are_unique,
 )
 from .strategies import drawn
 
@@ -93,6 +96,117 @@ def test_duplicates(backend, repro, call, reduce):
     check_result(backend, out, call.expected(), data)
 
 
+# Promises (docs/contract.md, S9): kept, the reference's answer; broken, the data's shape,
+# nothing written where no update lands, and at the targets what S9 allows.
+
+#: Each promise, and whether a call keeps it.
+_KEEPS = {"unique_indices": targets_are_unique, "indices_are_sorted": targets_are_sorted}
+
+
+def _check_promise(backend: Backend, call: ScatterCall, promise: str) -> None:
+    out, data = call.run(backend)
+    if _KEEPS[promise](call):
+        check_result(backend, out, call.expected(), data)
+    else:
+        check_broken_promise(backend, call, out, data, promise)
+
+
+@pytest.mark.cell("scatter {promise}")
+@pytest.mark.parametrize("promise", list(_KEEPS))
+@pytest.mark.parametrize("reduce", REDUCTIONS)
+@pytest.mark.parametrize("op", SCATTERS)
+def test_promises_drawn(backend, repro, op, reduce, promise):
+    """Drawn calls (valid, or bad under a policy that writes) with the promise made: some
+    keep it, many break it (small axes make duplicates and disorder common)."""
+
+    @drawn(12)
+    @given(
+        st.sampled_from(["error", "ignore", "clip", "wrap"]).flatmap(
+            lambda policy: st.tuples(
+                st.just(policy), strategies.scatter_calls(op, reduce, bad=policy != "error")
+            )
+        )
+    )
+    def check(drawn_call: tuple[str, ScatterCall]) -> None:
+        policy, call = drawn_call
+        call.kwargs.update({"bad_indices": policy, promise: True})
+        _check_promise(backend, repro(call), promise)
+
+    check()
+
+
+# Each scatter with duplicates in order (sorted, not unique), without duplicates out of
+# order (unique, not sorted), and both kept; a bad index dropped by "ignore" is no target.
+PROMISE_CASES = [
+    ("nd-sorted-duplicates", ScatterCall(
+        "scatter_nd", np.arange(8, dtype=np.int32).reshape(4, 2), np.array([[0], [2], [2], [3]]),
+        np.array([[10, 11], [12, 13], [14, 15], [16, 17]], np.int32),
+    )),
+    ("nd-unique-unsorted", ScatterCall(
+        "scatter_nd", np.arange(8, dtype=np.int32).reshape(4, 2), np.array([[3], [0], [2]]),
+        np.array([[10, 11], [12, 13], [14, 15]], np.int32),
+    )),
+    ("nd-batch-sorted-unique", ScatterCall(
+        "scatter_nd", np.arange(12, dtype=np.int32).reshape(2, 3, 2),
+        np.array([[[0], [2]], [[1], [2]]]), np.arange(20, 28, dtype=np.int32).reshape(2, 2, 2),
+        {"batch_dims": 1},
+    )),
+    ("nd-batch-sorted-duplicates", ScatterCall(
+        "scatter_nd", np.arange(12, dtype=np.int32).reshape(2, 3, 2),
+        np.array([[[1], [1]], [[0], [2]]]), np.arange(20, 28, dtype=np.int32).reshape(2, 2, 2),
+        {"batch_dims": 1},
+    )),
+    ("nd-ignore-dropped-sorted", ScatterCall(
+        "scatter_nd", np.arange(6, dtype=np.int32), np.array([[1], [9], [0], [4], [4]]),
+        np.array([5, 6, 7, 8, 9], np.int32), {"bad_indices": "ignore"},
+    )),
+    ("d-sorted-duplicates", ScatterCall(
+        "scatter_d", np.arange(6, dtype=np.int32).reshape(2, 3), np.array([[0, 0, 2], [1, 1, 1]]),
+        np.arange(10, 16, dtype=np.int32).reshape(2, 3), {"dim": 1},
+    )),
+    ("d-unique-unsorted", ScatterCall(
+        "scatter_d", np.arange(6, dtype=np.int32).reshape(2, 3), np.array([[2, 0], [-2, 0]]),
+        np.arange(10, 14, dtype=np.int32).reshape(2, 2), {"dim": 1},
+    )),
+    ("d-dim0-unique-unsorted", ScatterCall(
+        "scatter_d", np.arange(6, dtype=np.int32).reshape(3, 2), np.array([[2, 0], [0, 2]]),
+        np.arange(10, 14, dtype=np.int32).reshape(2, 2), {"dim": 0},
+    )),
+    ("put-sorted-unique", ScatterCall(
+        "put_along_axis", np.arange(6, dtype=np.int32).reshape(2, 3), np.array([[0, 2]]),
+        np.arange(10, 14, dtype=np.int32).reshape(2, 2), {"axis": 1},
+    )),
+    ("put-broadcast-duplicates", ScatterCall(
+        "put_along_axis", np.arange(3, dtype=np.int32).reshape(1, 3), np.array([[2], [0], [2]]),
+        np.arange(10, 13, dtype=np.int32).reshape(3, 1), {"axis": 1},
+    )),
+    ("put-broadcast-sorted-duplicates", ScatterCall(
+        "put_along_axis", np.arange(3, dtype=np.int32).reshape(1, 3), np.array([[0], [0], [2]]),
+        np.arange(10, 13, dtype=np.int32).reshape(3, 1), {"axis": 1},
+    )),
+]  # fmt: skip
+
+
+@pytest.mark.cell("scatter {promise}")
+@pytest.mark.parametrize("promise", list(_KEEPS))
+@pytest.mark.parametrize("reduce", REDUCTIONS)
+@pytest.mark.parametrize("call", [c for _, c in PROMISE_CASES], ids=[n for n, _ in PROMISE_CASES])
+def test_promises(backend, repro, call, reduce, promise):
+    """Each case with either promise: kept (the reference's answer) or broken (S9)."""
+    call = ScatterCall(
+        call.op, call.data, call.indices, call.updates,
+        {**call.kwargs, "reduce": reduce, promise: True},
+    )  # fmt: skip
+    _check_promise(backend, repro(call), promise)
+
+
+def test_promise_cases_keep_and_break():
+    """The fixed cases above keep and break each promise, so both branches are tested."""
+    for keeps in _KEEPS.values():
+        kept = [keeps(call) for _, call in PROMISE_CASES]
+        assert any(kept) and not all(kept)
+
+
 # Edge shapes: 0-d data with index depth 0 (every update lands on the one element), and
 # no updates at all, given as an empty Python list.
 EDGES = [
@@ -163,6 +277,14 @@ ERRORS = [
      IndexError, r"axis of length 0.*only bad_indices=\"ignore\" \(which drops the updates\)"),
     ("put-policy", _scatter("put_along_axis", M23, [[0]], [1], axis=1, bad_indices="drop"),
      ValueError, r"bad_indices must be one of.*'drop'"),
+    ("nd-unique-indices", _scatter("scatter_nd", M23, [[0, 0]], [1], unique_indices="yes"),
+     TypeError, r"unique_indices must be True or False; got 'yes'"),
+    ("d-sorted-indices", _scatter("scatter_d", M23, [[0, 1]], [[1, 2]], dim=1,
+                                  indices_are_sorted=1),
+     TypeError, r"indices_are_sorted must be True or False; got 1"),
+    ("put-promise-before-index",
+     _scatter("put_along_axis", M23, [[0], [9]], [1], axis=1, unique_indices=None),
+     TypeError, r"unique_indices must be True or False; got None"),
 ]  # fmt: skip
 
 
