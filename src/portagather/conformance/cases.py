@@ -405,7 +405,7 @@ def targets_are_sorted(call: ScatterCall) -> bool:
         inner = call.data.ndim - b - depth
         if 0 in targets.shape[targets.ndim - inner :]:
             return True  # slices of no elements: nothing lands anywhere
-        targets = targets[(Ellipsis, *(0,) * inner)]
+        targets = targets[(Ellipsis,) + (0,) * inner]
     landed = targets.reshape(-1)
     landed = landed[landed >= 0]
     return bool(np.all(landed[1:] >= landed[:-1]))
@@ -414,7 +414,9 @@ def targets_are_sorted(call: ScatterCall) -> bool:
 def _combinations(reduce: str, start: Any, updates: list[Any]) -> set[Any]:
     """Every value `start` combined by `reduce` with one or more of `updates` (Python
     numbers: exact; the reductions are commutative, so subsets, not orders, matter)."""
-    combine = {"add": lambda a, b: a + b, "multiply": lambda a, b: a * b, "min": min, "max": max}
+    combine: dict[str, Callable[[Any, Any], Any]] = {
+        "add": lambda a, b: a + b, "multiply": lambda a, b: a * b, "min": min, "max": max,
+    }  # fmt: skip
     made: set[Any] = set()
     for value in updates:
         made |= {combine[reduce](start, value)} | {combine[reduce](m, value) for m in made}

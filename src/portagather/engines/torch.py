@@ -27,6 +27,12 @@ _TORCH_REDUCE = {"multiply": "prod", "min": "amin", "max": "amax"}
 _SIGNED_TWIN = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
 
 
+#: Dtypes whose ``scatter_`` on the CPU rewrites every NaN of the tensor, written or not,
+#: as the canonical NaN (it goes through float32): written as the same bits of int16, so
+#: that ``"update"`` moves bits and leaves the other elements alone.
+_BITS_TWIN = {torch.float16: torch.int16, torch.bfloat16: torch.int16}
+
+
 class TorchEngine(Engine):
     """PyTorch: ``index_select`` and ``gather`` want int64 and have no kernels for uint16, 32
     and 64 (those are gathered as the signed type of the same width); ``aminmax`` reads the
@@ -314,9 +320,12 @@ def _scatter_along(
 
     uint16/32/64 (no kernels) go through the signed type of the same width: the same bits
     for writes, sums and products (modulo 2**bits), and with the sign bit flipped for min
-    and max, which keeps their order."""
+    and max, which keeps their order. float16 and bfloat16 are written as int16 where
+    autograd does not record them (:data:`_BITS_TWIN`)."""
     dtype = target.dtype
     twin = _SIGNED_TWIN.get(dtype)
+    if reduce == "update" and dtype in _BITS_TWIN and not _records_gradients(target, values):
+        twin = _BITS_TWIN[dtype]
     if twin is not None:
         target, values = target.view(twin), values.view(twin)
     flip = torch.iinfo(twin).min if twin is not None and reduce in ("min", "max") else 0
@@ -357,6 +366,10 @@ def _scatter_along(
     return line if twin is None else line.view(dtype)
 
 
+def _records_gradients(*tensors: Any) -> bool:
+    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+
+
 def _winners(size: int, dim: int, index: Any, cheap: bool) -> tuple[Any, bool]:
     """`index` (along `dim`, in ``[0, size]``) with each update that a later one to its
     target overrides moved to `size`, and whether no update was moved (proved unique).
@@ -385,7 +398,9 @@ def _winners(size: int, dim: int, index: Any, cheap: bool) -> tuple[Any, bool]:
         # Every target holds one of its positions already: include it in the maximum.
         scratch.scatter_reduce_(dim, index, positions, "amax")
     else:
-        scratch = _write(scratch, "scatter_reduce", dim, index, positions, "amax", include_self=False)
+        scratch = _write(
+            scratch, "scatter_reduce", dim, index, positions, "amax", include_self=False
+        )
     won = scratch.gather(dim, index)
     return torch.where(won == positions, index, size), False
 
