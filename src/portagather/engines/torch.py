@@ -334,8 +334,9 @@ def _scatter_along(
     size = target.shape[dim]
     elementwise = index.ndim == values.ndim
     unique = promises.unique_indices
-    if reduce == "update" and not unique:
-        index, unique = _winners(size, dim if elementwise else 0, index, cheap)
+    in_place = reduce == "update" and not unique and _resolves_in_place(target, values, cheap)
+    if reduce == "update" and not unique and not in_place:
+        index, unique = _winners(size, dim if elementwise else 0, index, cheap, dropping)
         dropping = dropping or not unique
     if dropping:
         extra = list(target.shape)
@@ -343,6 +344,8 @@ def _scatter_along(
         line = torch.cat([target, target.new_zeros(extra)], dim)
     else:
         line = target if flip else target.clone()  # the flip made a new tensor already
+    if in_place:
+        values = _winning_values(line, dim, index, values, elementwise)
     if reduce == "update":
         line = _write(line, "scatter" if elementwise else "index_copy", dim, index, values)
     elif reduce == "add":
@@ -370,9 +373,55 @@ def _records_gradients(*tensors: Any) -> bool:
     return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
 
 
-def _winners(size: int, dim: int, index: Any, cheap: bool) -> tuple[Any, bool]:
-    """`index` (along `dim`, in ``[0, size]``) with each update that a later one to its
-    target overrides moved to `size`, and whether no update was moved (proved unique).
+def _resolves_in_place(target: Any, values: Any, cheap: bool) -> bool:
+    """Whether ``"update"`` may find its winners in the result's own storage
+    (:func:`_winning_values`): values read cheaply, autograd records nothing (the storage is
+    overwritten under it), no ``vmap`` (whose writes are out of place), and elements of 4 or
+    8 bytes, which hold the update positions as integers of their width."""
+    return (
+        cheap
+        and not _records_gradients(target, values)
+        and not _torch_private.vmap_running()
+        and target.element_size() in (4, 8)
+        and (target.element_size() == 8 or values.numel() <= 2**31)
+    )
+
+
+def _winning_values(line: Any, dim: int, index: Any, values: Any, elementwise: bool) -> Any:
+    """`values` with each update replaced by the last update to its target, found in `line`
+    itself (the new result, every target of which is written afterwards): the update
+    positions written at the targets (one element per slice where each update writes a
+    slice) as integers of the elements' width, and read back. Where every update reads back
+    its own position, the targets are unique: `values` as they are. Where none reads back
+    an earlier one, each target holds its last; otherwise ``scatter_reduce("amax")``, a
+    reduction, settles it. Every update then writes its target's winner, so duplicates
+    write equal values whatever order torch writes them in."""
+    ints = line.view(torch.int32 if line.element_size() == 4 else torch.int64)
+    at = dim
+    if not elementwise:  # the first element of each slice along dim stands for the slice
+        ints = ints[tuple(slice(None) if d == dim else 0 for d in range(ints.ndim))]
+        at = 0
+    positions = torch.arange(index.numel(), dtype=ints.dtype, device=index.device)
+    positions = positions.reshape(index.shape)
+    ints.scatter_(at, index, positions)
+    won = ints.gather(at, index)
+    if torch.equal(won, positions):
+        return values
+    if bool((won < positions).any()):
+        # Every target holds one of its positions already: include it in the maximum.
+        ints.scatter_reduce_(at, index, positions, "amax")
+        won = ints.gather(at, index)
+    if elementwise:
+        return values.reshape(-1).index_select(0, won.reshape(-1)).reshape(values.shape)
+    return values.index_select(dim, won)
+
+
+def _winners(size: int, dim: int, index: Any, cheap: bool, dropping: bool) -> tuple[Any, bool]:
+    """`index` (along `dim`, in ``[0, size)``, or at `size` for a dropped update where
+    `dropping`) with each update that a later one to its target overrides moved to `size`,
+    and whether no update was moved (proved unique).
+    For autograd (which must see each target written once, by its winner), ``vmap`` and
+    values that cannot be read cheaply; else :func:`_winning_values`.
 
     The update positions are written into a scratch of their own (the data may be recorded
     by autograd) at their targets. Where the index reads cheaply, read back: every position
@@ -386,7 +435,7 @@ def _winners(size: int, dim: int, index: Any, cheap: bool) -> tuple[Any, bool]:
     positions = torch.arange(count, dtype=positions_dtype, device=index.device)
     positions = positions.reshape(index.shape)
     shape = list(index.shape)
-    shape[dim] = size + 1
+    shape[dim] = size + dropping  # no more: torch's bounds check sees the caller's index
     scratch = torch.empty(shape, dtype=positions_dtype, device=index.device)
     if cheap:
         scratch.scatter_(dim, index, positions)
