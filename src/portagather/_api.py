@@ -199,6 +199,14 @@ def _execute_scatter(
         result = _compiled(call, _compiled_scatter, (reduction, promises), updates)
         if result is not None:
             return result
+    if engine.gathers_checked and call.policy in ("error", "unchecked") and call.access == "now":
+        # As for the gathers (_run): a valid index, the common case, costs no range read
+        # where the backend's own scatter checks it; on a bad one, the policy decides.
+        result = engine.scatter_if_valid(
+            call.data, call.indices, updates, plan, reduction, promises
+        )
+        if result is not None:
+            return result
     return _scatter(call, updates, reduction, promises)
 
 

@@ -166,6 +166,16 @@ class Engine:
         dropping = components.keep is not None
         return self.scatter_at(data, flat, updates, reduce, promises, dropping=dropping)
 
+    def scatter_if_valid(
+        self, data: Any, indices: Any, updates: Any, plan: GatherPlan, reduce: str,
+        promises: ScatterPromises,
+    ) -> Any | None:  # fmt: skip
+        """The scatter at the caller's `indices` as they are, by backend kernels that check
+        every value and raise, writing nothing but into the new result, on one not in
+        ``[0, n)`` (as :meth:`gather_if_valid`); None where the engine has none or a value is
+        not valid (the policy then decides, from the start)."""
+        return None
+
     # The steps of the generic scatter and gather.
 
     def kept_inside(

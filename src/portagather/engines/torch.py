@@ -215,25 +215,63 @@ class TorchEngine(Engine):
         ``scatter_reduce_``, ``index_copy_``) at one position per vector, along the gathered
         axes merged, on the data viewed as ``(outer, gathered, inner)`` without unit axes; no
         position per element (a vector that writes a slice of 32 would need 32)."""
-        shape = tuple(data.shape)
-        axis, stop = plan.axis, plan.axis + plan.depth
-        outer, inner = math.prod(shape[:axis]), math.prod(shape[stop:])
         gathered = math.prod(plan.axis_sizes)
         positions = self._flat_positions(components, plan).reshape(-1)
         if components.keep is not None:
             positions = torch.where(components.keep.reshape(-1), positions, gathered)
         elif components.keep_inside:
             positions = torch.clamp(positions, 0, gathered - 1)
+        dropping = components.keep is not None
+        return self._scatter_at_slices(data, positions, updates, plan, reduce, promises, dropping)
+
+    def _scatter_at_slices(
+        self, data: Any, positions: Any, updates: Any, plan: GatherPlan, reduce: str,
+        promises: ScatterPromises, dropping: bool,
+    ) -> Any:  # fmt: skip
+        """:meth:`_scatter_slices` at `positions`, one per index vector (1-d), into the
+        gathered axes merged (the merged size where `dropping` drops one)."""
+        shape = tuple(data.shape)
+        axis, stop = plan.axis, plan.axis + plan.depth
+        outer, inner = math.prod(shape[:axis]), math.prod(shape[stop:])
+        gathered = math.prod(plan.axis_sizes)
         dim = 1 if outer > 1 else 0
         lead, tail = [outer] if dim else [], [inner] if inner > 1 else []
         values = updates.reshape([*lead, positions.numel(), *tail])
         view = [*lead, gathered, *tail]
-        dropping = components.keep is not None
         cheap = self.reads_cheaply(positions)
         result = _scatter_along(
             data.reshape(view), dim, positions, values, reduce, dropping, promises, cheap
         )
         return result.reshape(shape)
+
+    def scatter_if_valid(
+        self, data: Any, indices: Any, updates: Any, plan: GatherPlan, reduce: str,
+        promises: ScatterPromises,
+    ) -> Any | None:  # fmt: skip
+        """The scatter at the caller's `indices` as they are, where torch's CPU kernels
+        check every value (``scatter_*`` along the axis where the index has the updates'
+        shape; ``index_*``, ``scatter_`` at one position per index vector of one component
+        without batch dims): every value in ``[0, n)`` is every policy's answer, with no
+        range read; on any other value (a negative one counts from the end for
+        ``scatter_d``) torch raises having written only into the new result, and None sends
+        the call through the policy."""
+        if (
+            indices.dtype != torch.int64
+            or not data.ndim
+            or not (data.is_cpu and self.reads_cheaply(indices))
+        ):
+            return None
+        if plan.kind == "along":
+            if not _torch_gathers_along(indices, data, plan):
+                return None
+            arguments = (data, plan.axis, indices, updates, reduce, False, promises, True)
+            return _unless_out_of_range(_scatter_along, *arguments)
+        if plan.depth != 1 or plan.batch_dims or not plan.vector:
+            return None
+        positions = indices.reshape(-1)  # the one component of each vector
+        return _unless_out_of_range(
+            self._scatter_at_slices, data, positions, updates, plan, reduce, promises, False
+        )
 
     def _flat_positions(self, components: Components, plan: GatherPlan) -> Any:
         """One position per index vector within the gathered block: one fused multiply-add
