@@ -349,8 +349,10 @@ def _scatter_along(
     ``scatter_reduce_``). Where `dropping`, the copy has one more slice along `dim`, where
     dropped updates (at ``target.shape[dim]``) land, cut off at the end; nothing is
     compressed (boolean indexing costs torch more than the scatter). Under ``"update"`` the
-    losers of duplicates land there too (:func:`_winners`), so that each target is written
-    once: autograd then gives the gradient to the winner alone. Under the promise of unique
+    winners are found in the result's own storage, and duplicates write the winner's value
+    (:func:`_winning_values`), where autograd records nothing; otherwise the losers land in
+    the extra slice too (:func:`_winners`), so that each target is written once and autograd
+    gives the gradient to the winner alone. Under the promise of unique
     indices nothing is resolved, and min and max read the targets, combine and write
     (cheaper than ``scatter_reduce_``). `cheap` says whether index values may be read into
     Python (:meth:`TorchEngine.reads_cheaply`). Autograd records the in-place ops on the
@@ -466,9 +468,8 @@ def _winning_values(line: Any, dim: int, index: Any, values: Any, elementwise: b
 def _winners(size: int, dim: int, index: Any, cheap: bool, dropping: bool) -> tuple[Any, bool]:
     """`index` (along `dim`, in ``[0, size)``, or at `size` for a dropped update where
     `dropping`) with each update that a later one to its target overrides moved to `size`,
-    and whether no update was moved (proved unique).
-    For autograd (which must see each target written once, by its winner), ``vmap`` and
-    values that cannot be read cheaply; else :func:`_winning_values`.
+    and whether no update was moved (proved unique): for autograd, which must see each
+    target written once, by its winner, and where :func:`_winning_values` cannot be used.
 
     The update positions are written into a scratch of their own (the data may be recorded
     by autograd) at their targets. Where the index reads cheaply, read back: every position
