@@ -76,11 +76,25 @@ def check_reduce(reduce: object) -> str:
     raise ValueError(msg)
 
 
+#: The (namespace, reduction, dtype) triples found fine: a call in a loop asks once.
+_REDUCIBLE: set[tuple[Any, str, Any]] = set()
+
+
 def check_reduce_dtype(xp: Any, reduce: str, dtype: Any, data_name: str) -> None:
     """Only ``"update"`` is defined for bool (and NumPy's strings); ``"min"`` and ``"max"``
     need an order, so not complex."""
+    if reduce == "update":
+        return
+    key = (xp, reduce, dtype)
+    try:
+        if key in _REDUCIBLE:
+            return
+    except TypeError:  # a dtype that cannot be hashed
+        key = ()
     numeric = xp.isdtype(dtype, "numeric") if _is_api_dtype(xp, dtype) else False
-    if reduce == "update" or (numeric and not (reduce in ("min", "max") and _complex(xp, dtype))):
+    if numeric and not (reduce in ("min", "max") and _complex(xp, dtype)):
+        if key and len(_REDUCIBLE) < 256:
+            _REDUCIBLE.add(key)
         return
     kind = "a real numeric" if reduce in ("min", "max") else "a numeric"
     msg = f'reduce="{reduce}" needs {data_name} of {kind} dtype; got {dtype_name(dtype)}'
@@ -110,8 +124,8 @@ def check_updates(
     `data`'s dtype; an array must cast to it safely.
     """
     shape = plan.out_shape
-    if aac.is_array_api_obj(updates):
-        if aac.array_namespace(updates) is not xp and type(updates) is not type(data):
+    if type(updates) is type(data) or aac.is_array_api_obj(updates):
+        if type(updates) is not type(data) and aac.array_namespace(updates) is not xp:
             msg = (
                 f"{name} must be an array of the same library as {data_name}; got "
                 f"{type(updates).__module__}.{type(updates).__name__} and "
