@@ -77,7 +77,7 @@ def check_reduce(reduce: object) -> str:
 
 
 #: The (namespace, reduction, dtype) triples found fine: a call in a loop asks once.
-_REDUCIBLE: set[tuple[Any, str, Any]] = set()
+_REDUCIBLE: set[tuple[Any, ...]] = set()
 
 
 def check_reduce_dtype(xp: Any, reduce: str, dtype: Any, data_name: str) -> None:
@@ -85,7 +85,7 @@ def check_reduce_dtype(xp: Any, reduce: str, dtype: Any, data_name: str) -> None
     need an order, so not complex."""
     if reduce == "update":
         return
-    key = (xp, reduce, dtype)
+    key: tuple[Any, ...] = (xp, reduce, dtype)
     try:
         if key in _REDUCIBLE:
             return
