@@ -28,7 +28,7 @@ from jax.experimental import checkify
 
 from .._errors import BadIndex
 from .._indices import Components, IndexAccess, flat_positions
-from .._plan import GatherPlan
+from .._plan import GatherPlan, row_major_strides
 from .._scatter import ScatterPromises, target_axes
 from ._jax_private import under_checkify
 from .base import INT32_MAX, Engine
@@ -176,18 +176,43 @@ class JaxEngine(Engine):
         elif components.keep_inside:
             parts = [jnp.clip(c, 0, n - 1) for c, n in zip(parts, plan.axis_sizes, strict=True)]
         slices = plan.kind == "axes" and not plan.batch_dims and bool(parts)
+        shape = tuple(data.shape)
         if slices:
-            where: tuple[Any, ...] = ((slice(None),) * plan.axis) + tuple(parts)
+            lead: tuple[Any, ...] = (slice(None),) * plan.axis
+            targets = list(parts)
             written = tuple(parts[0].shape)  # one write per index vector
         else:
-            where = tuple(
-                jnp.broadcast_to(axis, plan.out_shape)  # JAX wants the updates' shape
-                for axis in target_axes(
-                    jnp, parts, plan, tuple(data.shape), self.wide_index_dtype()
-                )
-            )
+            lead = ()
+            targets = target_axes(jnp, parts, plan, shape, self.wide_index_dtype())
             written = plan.out_shape  # one write per element
         ordered = promises.indices_are_sorted and _sorted_for_xla(plan, mode, slices)
+        first, count = len(lead), len(targets)
+        merged = math.prod(shape[first : first + count])
+        if count > 1 and not _may_be_sharded(data) and (merged <= INT32_MAX or _has_int64()):
+            # One flat position per write into the targeted axes merged (a view), which XLA
+            # on CPU scatters faster than at one coordinate per axis (as the gathers do);
+            # not where data may be split, which flattening would make XLA all-gather.
+            dtype = self.flat_index_dtype(merged)
+            cast = [jnp.astype(t, dtype, copy=False) for t in targets]
+            flat = flat_positions(cast, row_major_strides(shape[first : first + count]))
+            if components.keep is not None:  # a dropped write past the merged axes
+                keep = jnp.reshape(components.keep, written if slices else plan.mask_shape)
+                flat = jnp.where(keep, flat, merged)
+            block = jnp.reshape(data, (*shape[:first], merged, *shape[first + count :]))
+            where: tuple[Any, ...] = (*lead, jnp.broadcast_to(flat, written))
+            return jnp.reshape(
+                self._scatter_at(block, where, updates, written, mode, reduce, promises, ordered),
+                shape,
+            )
+        where = (*lead, *(jnp.broadcast_to(t, written) for t in targets))  # updates' shape
+        return self._scatter_at(data, where, updates, written, mode, reduce, promises, ordered)
+
+    def _scatter_at(
+        self, data: Any, where: tuple[Any, ...], updates: Any, written: tuple[int, ...],
+        mode: str, reduce: str, promises: ScatterPromises, ordered: bool,
+    ) -> Any:  # fmt: skip
+        """``data.at[where]`` combined with `updates` by `reduce` (:func:`_last_update` for
+        ``"update"`` without the unique promise)."""
         if reduce == "update" and not promises.unique_indices:
             self.flat_index_dtype(math.prod(written))  # refuses what int32 cannot number
             return _last_update(data, where, updates, written, mode, ordered)
