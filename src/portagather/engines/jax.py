@@ -151,9 +151,11 @@ class JaxEngine(Engine):
         self, data: Any, components: Components, updates: Any, plan: GatherPlan, reduce: str,
         promises: ScatterPromises,
     ) -> Any:  # fmt: skip
-        """One XLA scatter along the original axes: ``data.at[:, ..., c0, c1, ...]`` where
-        index vectors without batch dims write whole slices (one index per vector, however
-        large the slice), else at one coordinate per axis for every element.
+        """One XLA scatter: ``data.at[:, ..., c0, c1, ...]`` where index vectors without
+        batch dims write whole slices (one index per vector, however large the slice), else
+        at one coordinate per axis for every element; where data cannot be split, the
+        coordinates are merged into one flat position per write into the targeted axes
+        merged (a view of data), and data that may be sharded keeps its original axes.
 
         Ignored vectors are moved out of range and dropped by the scatter's ``drop`` mode.
         ``"update"`` resolves the winners first (:func:`_last_update`), so duplicates never
