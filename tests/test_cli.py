@@ -342,12 +342,14 @@ def _report_of(op, feature, backend="numpy", outcome="passed"):
 
 
 def test_every_public_operation_has_its_op_name():
-    from portagather._cli import GATHERS, OPERATIONS, SCATTERS
+    from portagather._cli import GATHERS, OPERATIONS, SCATTERS, SEGMENTS
 
     functions = {name for name in portagather.__all__ if callable(getattr(portagather, name))}
-    assert set(GATHERS) | set(SCATTERS) == functions
-    assert OPERATIONS == ("all", *GATHERS, *SCATTERS)
+    assert set(GATHERS) | set(SCATTERS) | set(SEGMENTS) == functions
+    assert OPERATIONS == ("all", *GATHERS, *SCATTERS, *SEGMENTS)
     assert SCATTERS == ("scatter_nd", "scatter_d", "put_along_axis")
+    assert SEGMENTS == ("segment_sum", "segment_mean", "segment_max", "segment_min",
+                        "segment_prod", "segment_csr")  # fmt: skip
 
 
 def test_matrix_shows_scatter_cells_after_the_gathers():

@@ -26,6 +26,7 @@ from ._plan import (
     plan_gather_nd,
     plan_take_along_axis,
 )
+from ._scatter import ScatterPromises
 from ._types import Array, IndexLike, Policy, Reduction, Scalar
 from .engines import Engine, engine_for
 
@@ -95,11 +96,23 @@ def _execute_scatter(
     reduce: object,
     bad_indices: object,
     updates_fit: str,
+    *,
+    unique_indices: bool = False,
+    indices_are_sorted: bool = False,
 ) -> Any:
     """The scatters' pipeline: the gather's plan and policy, then one scatter of `updates` at
-    the places that gather would read."""
-    xp, data, indices, updates, plan, policy, reduction = scatter_arguments(
-        data, indices, updates, names, planner, arguments, reduce, bad_indices, updates_fit
+    the places that gather would read, under the caller's promises about the index."""
+    xp, data, indices, updates, plan, policy, reduction, promises = scatter_arguments(
+        data,
+        indices,
+        updates,
+        names,
+        planner,
+        arguments,
+        reduce,
+        bad_indices,
+        updates_fit,
+        (unique_indices, indices_are_sorted),
     )
     call = _engine_call(xp, data, indices, plan, policy)
     engine = call.engine
@@ -110,17 +123,25 @@ def _execute_scatter(
             raise IndexError(plan.report.empty_axis_text(scatter=True))
         return engine.copy(call.data)
     if engine.compiles_eager_calls and call.access == "now":
-        result = _compiled(call, _compiled_scatter, reduction, updates)
+        result = _compiled(call, _compiled_scatter, (reduction, promises), updates)
         if result is not None:
             return result
-    return _scatter(call, updates, reduction)
+    if engine.gathers_checked and call.policy in ("error", "unchecked") and call.access == "now":
+        # As for the gathers (_run): a valid index, the common case, costs no range read
+        # where the backend's own scatter checks it; on a bad one, the policy decides.
+        result = engine.scatter_if_valid(
+            call.data, call.indices, updates, plan, reduction, promises
+        )
+        if result is not None:
+            return result
+    return _scatter(call, updates, reduction, promises)
 
 
-def _scatter(call: _Call, updates: Any, reduction: str) -> Any:
+def _scatter(call: _Call, updates: Any, reduction: str, promises: ScatterPromises) -> Any:
     """The policy, one scatter and the lazy check, for a scatter that writes something."""
     engine, plan = call.engine, call.plan
     components = normalize(call.xp, engine, call.indices, plan, call.policy, call.access)
-    result = engine.scatter(call.data, components, updates, plan, reduction)
+    result = engine.scatter(call.data, components, updates, plan, reduction, promises)
     if components.bad is not None:
         result = engine.enforce_lazily(components.bad, call.indices, plan.report, result)
     return result
@@ -161,7 +182,8 @@ def _compiled_gather(static: tuple[Any, ...], data: Any, indices: Any, fill: Any
 
 def _compiled_scatter(static: tuple[Any, ...], data: Any, indices: Any, updates: Any) -> Any:
     call, ranges = _traced(static, data, indices)
-    return _scatter(call, updates, static[-1]), ranges
+    reduction, promises = static[-1]
+    return _scatter(call, updates, reduction, promises), ranges
 
 
 def _keyable(fill: Any) -> bool:
@@ -458,6 +480,8 @@ def scatter_nd(
     batch_dims: int = 0,
     reduce: Reduction = "update",
     bad_indices: Policy = "error",
+    unique_indices: bool = False,
+    indices_are_sorted: bool = False,
 ) -> Array:
     """`params` with `updates` written at index vectors, like TensorFlow's
     ``tensor_scatter_nd_update`` / ``_add`` / ``_min`` / ``_max``: the inverse of
@@ -481,6 +505,18 @@ def scatter_nd(
         the element with its value.
     bad_indices : {"error", "ignore", "clip", "wrap", "unchecked"}, optional
         As in :func:`gather_nd`; ``"ignore"`` drops the updates of bad vectors.
+    unique_indices : bool, optional
+        A promise, as in JAX's ``.at[]``: no two updates land on one element (after the
+        policy). ``"update"`` then skips resolving which duplicate wins. Broken, an element
+        that several updates land on holds one of them (unspecified which), or under a
+        reduction its value combined with one or more of them; nothing is ever written
+        outside the array.
+    indices_are_sorted : bool, optional
+        A promise, as in JAX's ``.at[]``: within each batch the index vectors never
+        decrease (lexicographically). JAX passes it on to XLA; the other backends have no
+        sorted kernel and compute the same result without it. Broken, the elements the
+        updates land on hold unspecified values (under ``"update"``, their own or one of
+        those updates); every other element keeps its value.
 
     Returns
     -------
@@ -502,6 +538,7 @@ def scatter_nd(
     return _execute_scatter(  # type: ignore[no-any-return]
         params, indices, updates, ("params", "indices", "updates"), plan_gather_nd,
         (_int_argument(batch_dims, "batch_dims"),), reduce, bad_indices, "exact",
+        unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
     )  # fmt: skip
 
 
@@ -513,6 +550,8 @@ def scatter_d(
     *,
     reduce: Reduction = "update",
     bad_indices: Policy = "error",
+    unique_indices: bool = False,
+    indices_are_sorted: bool = False,
 ) -> Array:
     """`x` with `src` written along `dim` at `index`, like ``torch.scatter`` /
     ``scatter_reduce``, MindSpore's ``TensorScatterElements`` and ONNX ``ScatterElements``:
@@ -534,6 +573,10 @@ def scatter_d(
         is scattered (as in ``torch.scatter``).
     reduce, bad_indices : str, optional
         See :func:`scatter_nd`.
+    unique_indices, indices_are_sorted : bool, optional
+        Promises about the index, as in :func:`scatter_nd`. Sorted means that the targets
+        ``(i_0, ..., index[i], ..., i_{n-1})``, in row-major order of `index`, never decrease
+        in row-major order of `x` (along the last axis: each row of `index` sorted).
 
     Returns
     -------
@@ -553,6 +596,7 @@ def scatter_d(
     return _execute_scatter(  # type: ignore[no-any-return]
         x, index, src, ("x", "index", "src"), plan_gather_d, (_int_argument(dim, "dim"),),
         reduce, bad_indices, "block",
+        unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
     )  # fmt: skip
 
 
@@ -565,6 +609,8 @@ def put_along_axis(
     axis: int = -1,
     reduce: Reduction = "update",
     bad_indices: Policy = "error",
+    unique_indices: bool = False,
+    indices_are_sorted: bool = False,
 ) -> Array:
     """`x` with `values` written along `axis` at `indices`, like ``numpy.put_along_axis`` but
     returning a new array: the inverse of :func:`take_along_axis`.
@@ -582,6 +628,10 @@ def put_along_axis(
         The axis written along, ``-x.ndim <= axis < x.ndim``.
     reduce, bad_indices : str, optional
         As in :func:`scatter_nd`: how updates combine, and what a bad index does.
+    unique_indices, indices_are_sorted : bool, optional
+        Promises about the index, as in :func:`scatter_nd`. Sorted means that the targets,
+        in row-major order of the values (broadcast), never decrease in row-major order of
+        `x` (along the last axis: each row of `indices` sorted).
 
     Returns
     -------
@@ -600,4 +650,5 @@ def put_along_axis(
     return _execute_scatter(  # type: ignore[no-any-return]
         x, indices, values, ("x", "indices", "values"), plan_take_along_axis,
         (_int_argument(axis, "axis"),), reduce, bad_indices, "broadcast",
+        unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
     )  # fmt: skip

@@ -40,7 +40,7 @@ from ._arrays import (
 from ._errors import raise_first_bad
 from ._indices import normalize_policy, resolve_default
 from ._plan import GatherPlan
-from ._scatter import check_reduce, check_reduce_dtype
+from ._scatter import ScatterPromises, check_promises, check_reduce, check_reduce_dtype
 from .engines import engine_for
 
 # -- 1. the options -------------------------------------------------------------------------
@@ -109,10 +109,12 @@ def scatter_arguments(
     reduce: object,
     bad_indices: object,
     updates_fit: str,
-) -> tuple[Any, Any, Any, Any, GatherPlan, str, str]:
-    """``(xp, data, indices, updates, plan, policy, reduction)`` of a scatter, every argument
-    checked: `updates` as an array of the data's namespace, dtype and of the gather's result
-    shape; `reduction` is what the engine runs (``"max"`` for ``"add"`` on bool: OR).
+    promises: tuple[object, object] = (False, False),
+) -> tuple[Any, Any, Any, Any, GatherPlan, str, str, ScatterPromises]:
+    """``(xp, data, indices, updates, plan, policy, reduction, promises)`` of a scatter, every
+    argument checked: `updates` as an array of the data's namespace, dtype and of the gather's
+    result shape; `reduction` is what the engine runs (``"max"`` for ``"add"`` on bool: OR);
+    `promises` the caller's ``(unique_indices, indices_are_sorted)``.
 
     `updates_fit` says which updates shapes fit: ``"exact"`` (``scatter_nd``), ``"block"``
     (``scatter_d``: at least the index's shape on every axis; its leading block is used, as
@@ -121,6 +123,7 @@ def scatter_arguments(
     data_name, index_name, update_name = names
     policy = normalize_policy(bad_indices)
     reduce = check_reduce(reduce)
+    promised = check_promises(*promises)
     pair = _Pair(data, indices, data_name, index_name)
     given = _Updates(pair.xp, pair.data, pair.data_name, updates, update_name)
     plan = plan_for(planner, pair.data, pair.indices, data_name, index_name, arguments)
@@ -131,7 +134,7 @@ def scatter_arguments(
     given.check_dtype(data.dtype)
     updates = given.array(data, plan.out_shape, updates_fit)
     indices = pair.index_array(data, plan, policy)
-    return pair.xp, data, indices, updates, plan, policy, reduction
+    return pair.xp, data, indices, updates, plan, policy, reduction, promised
 
 
 # -- 2. the kinds ---------------------------------------------------------------------------

@@ -12,22 +12,58 @@ runs up with ``searchsorted``) for namespaces with no accumulating scatter of th
 
 Duplicates: every reduction combines all updates to an element; ``"update"`` keeps the last
 update in row-major order of the updates, resolved once per call and never assumed from the
-order in which a backend happens to write: a stable sort here, the update positions written
-and checked on NumPy, the largest update position per element on PyTorch
-(``scatter_reduce("amax")``) and JAX (a scatter-max), the position in the whole updates on
-Dask.
+order in which a backend happens to write: a stable sort here; on NumPy the updates written
+and read back, with the positions written into the result's own storage where one does not
+read back its own bits; on PyTorch the positions written into a scratch and read back (on the
+CPU), or the largest position per element (``scatter_reduce("amax")``); on JAX a scatter-max
+of the positions; on Dask the position in the whole updates. The caller's promises
+(:class:`ScatterPromises`) let an engine skip that resolution, or use a sorted kernel.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from ._arrays import device_for_new, dtype_name
 from ._indices import flat_positions
 from ._plan import GatherPlan, row_major_strides
 
 REDUCTIONS = ("update", "add", "multiply", "min", "max")
+
+
+@dataclass(frozen=True, slots=True)
+class ScatterPromises:
+    """What the caller promises about the index of a scatter (docs/contract.md, S3):
+    `unique_indices`, no two updates aim at one element; `indices_are_sorted`, the targets
+    never decrease in row-major order of the updates. Hashable, so that it keys compiled
+    computations. A broken promise never makes a write land outside the data."""
+
+    unique_indices: bool = False
+    indices_are_sorted: bool = False
+
+
+#: No promise: the default of every scatter.
+NO_PROMISES = ScatterPromises()
+_PROMISES = {
+    (unique, ordered): ScatterPromises(unique, ordered)
+    for unique in (False, True)
+    for ordered in (False, True)
+}
+
+
+def check_promises(unique_indices: object, indices_are_sorted: object) -> ScatterPromises:
+    """The promises as one (shared) object; a ``TypeError`` naming the argument for anything
+    but a bool (a truthy string or array would make a promise the caller did not mean)."""
+    given = {"unique_indices": unique_indices, "indices_are_sorted": indices_are_sorted}
+    for name, value in given.items():
+        if not isinstance(value, bool | np.bool_):
+            msg = f"{name} must be True or False; got {value!r}"
+            raise TypeError(msg)
+    return _PROMISES[bool(unique_indices), bool(indices_are_sorted)]
 
 
 def check_reduce(reduce: object) -> str:
@@ -37,6 +73,10 @@ def check_reduce(reduce: object) -> str:
     valid = ", ".join(repr(r) for r in REDUCTIONS)
     msg = f"reduce must be one of {valid}; got {reduce!r}"
     raise ValueError(msg)
+
+
+#: The reduction found for each (namespace, reduction, dtype): a call in a loop asks once.
+_REDUCIBLE: dict[tuple[Any, ...], str] = {}
 
 
 def check_reduce_dtype(xp: Any, reduce: str, dtype: Any, data_name: str) -> str:
@@ -49,11 +89,24 @@ def check_reduce_dtype(xp: Any, reduce: str, dtype: Any, data_name: str) -> str:
     """
     if reduce == "update":
         return reduce
+    key: tuple[Any, ...] = (xp, reduce, dtype)
+    try:
+        found = _REDUCIBLE.get(key)
+    except TypeError:  # a dtype that cannot be hashed
+        found, key = None, ()
+    if found is not None:
+        return found
     if _is_api_dtype(xp, dtype):
         if xp.isdtype(dtype, "bool"):
-            return _BOOL_REDUCTIONS[reduce]
-        if xp.isdtype(dtype, "numeric") and not (reduce in ("min", "max") and _complex(xp, dtype)):
-            return reduce
+            found = _BOOL_REDUCTIONS[reduce]
+        elif xp.isdtype(dtype, "numeric") and not (
+            reduce in ("min", "max") and _complex(xp, dtype)
+        ):
+            found = reduce
+    if found is not None:
+        if key and len(_REDUCIBLE) < 256:
+            _REDUCIBLE[key] = found
+        return found
     kind = "a real numeric" if reduce in ("min", "max") else "a numeric"
     msg = f'reduce="{reduce}" needs {data_name} of {kind} or bool dtype; got {dtype_name(dtype)}'
     raise TypeError(msg)
@@ -141,8 +194,9 @@ def combine(xp: Any, reduce: str, old: Any, new: Any) -> Any:
 
 
 def sorted_scatter(
-    xp: Any, data: Any, flat: Any, updates: Any, reduce: str, select: Any = None
-) -> Any:
+    xp: Any, data: Any, flat: Any, updates: Any, reduce: str, select: Any = None,
+    unique: bool = False,
+) -> Any:  # fmt: skip
     """`data` with `updates` combined at flat positions `flat` (1-d, both), on the standard's
     functions only; positions outside ``[0, data.size)`` are dropped.
 
@@ -150,7 +204,9 @@ def sorted_scatter(
     segmented scan (doubling: about log2(len) elementwise steps) reduces each run, so that its
     last element holds the run's result; ``searchsorted`` finds, for every element of the
     data, the last entry of its run, if any. `select` is the engine's ``where`` for data
-    values (ndonnx's is lossy for uint64).
+    values (ndonnx's is lossy for uint64). Where the caller promised `unique` targets there
+    are no runs to reduce, and no scan (were the promise broken, each element would take the
+    last update of its run only: one of its updates).
     """
     select = select or xp.where
     size = math.prod(data.shape)
@@ -162,7 +218,7 @@ def sorted_scatter(
     order = xp.argsort(flat, stable=True)
     targets = xp.take(flat, order)
     values = xp.take(updates, order)
-    if reduce != "update" and count > 1:
+    if reduce != "update" and count > 1 and not unique:
         start = xp.searchsorted(targets, targets, side="left")  # first entry of each run
         place = xp.arange(count, dtype=start.dtype, device=device)
         step = 1

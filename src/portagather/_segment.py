@@ -36,6 +36,9 @@ from .engines import Engine, engine_for
 #: The segment reductions, by the name in ``segment_<name>``.
 SEGMENT_REDUCTIONS = ("sum", "mean", "max", "min", "prod")
 
+#: The dtypes that have gradients.
+_DIFFERENTIABLE = ("real floating", "complex floating")
+
 #: The scatter reduction behind each segment reduction (the mean is a sum over a count).
 _SCATTER = {"sum": "add", "mean": "add", "max": "max", "min": "min", "prod": "multiply"}
 
@@ -277,9 +280,10 @@ def segment_reduce(
     init = _full(xp, call.result_shape, identity(xp, reduce, call.data.dtype), call.data.dtype,
                  call.data)  # fmt: skip
     result = _scatter(call, init, call.data, _SCATTER[reduce], policy)
-    if not math.prod(call.data.shape):
+    if not math.prod(call.data.shape) and xp.isdtype(call.data.dtype, _DIFFERENTIABLE):
         # No rows: the identity, kept in the autograd graph of the data (PyTorch), as the
-        # scatter of rows would be, by adding the data's (empty, so zero) sum.
+        # scatter of rows would be, by adding the data's (empty, so zero) sum. Only floating
+        # data has gradients (and PyTorch has no addition for some unsigned dtypes).
         result = result + xp.sum(call.data, dtype=call.data.dtype)
     count = None
     if reduce == "mean" or with_count:

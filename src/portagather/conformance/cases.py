@@ -331,8 +331,10 @@ class ScatterCall:
         return getattr(pg, self.op)(*args, **kwargs), data
 
     def expected(self) -> npt.NDArray[Any]:
-        """The plain-loop reference's answer (raises IndexError like ``"error"``)."""
+        """The plain-loop reference's answer (raises IndexError like ``"error"``): the
+        answer of every kept promise, which the reference does not take."""
         args, kwargs = self.args(self.data, self.indices, self.updates)
+        kwargs = {k: v for k, v in kwargs.items() if k not in PROMISES}
         return _SCATTER_REFERENCES[self.op](*args, **kwargs)
 
     def reproducer(self, backend_name: str) -> str:
@@ -477,3 +479,101 @@ class OddCall:
                 f"pg.{self.op}({text})",
             ]
         )
+
+
+#: The keywords of a scatter that are promises about its index, not part of what it computes
+#: (docs/contract.md, S9): the reference, which takes none, computes the promised answer.
+PROMISES = ("unique_indices", "indices_are_sorted")
+
+
+def scatter_gather(call: ScatterCall) -> Call:
+    """The gather whose reads `call` writes, with `call`'s policy and ``fill_value=-1``
+    (on ``arange`` data it gives each update's flat target, -1 for a dropped one)."""
+    kwargs = {k: v for k, v in call.kwargs.items() if k not in ("reduce", *PROMISES)}
+    return Call(SCATTERS[call.op], call.data, call.indices, kwargs)
+
+
+def scatter_targets(call: ScatterCall) -> npt.NDArray[np.int64]:
+    """The flat position in the data that each update of `call` lands on (-1: dropped), of
+    the updates' shape (G's result), from the plain-loop reference gather."""
+    return source_positions(scatter_gather(call))
+
+
+def scatter_updates(call: ScatterCall) -> npt.NDArray[Any]:
+    """`call`'s updates as the scatter uses them: of the targets' shape, in the data's dtype
+    (``scatter_d``: the leading block of `src`; ``put_along_axis``: `values` broadcast)."""
+    targets = scatter_targets(call)
+    updates = np.asarray(call.updates, dtype=call.data.dtype)
+    if call.op == "scatter_d":
+        updates = updates[tuple(slice(0, s) for s in targets.shape)]
+    return np.broadcast_to(updates, targets.shape)
+
+
+def targets_are_unique(call: ScatterCall) -> bool:
+    """Whether no two updates of `call` land on one element (S9, ``unique_indices``)."""
+    targets = scatter_targets(call).reshape(-1)
+    landed = targets[targets >= 0]
+    return bool(np.unique(landed).size == landed.size)
+
+
+def targets_are_sorted(call: ScatterCall) -> bool:
+    """Whether `call` keeps the promise of ``indices_are_sorted`` (S9): the targets, in
+    row-major order of the updates, never decrease; for ``scatter_nd``, each index vector
+    counted once, by the target of the first element of its slice."""
+    targets = scatter_targets(call)
+    if call.op == "scatter_nd":
+        depth = np.shape(call.indices)[-1]
+        b = call.kwargs.get("batch_dims", 0)
+        inner = call.data.ndim - b - depth
+        if 0 in targets.shape[targets.ndim - inner :]:
+            return True  # slices of no elements: nothing lands anywhere
+        targets = targets[(Ellipsis,) + (0,) * inner]
+    landed = targets.reshape(-1)
+    landed = landed[landed >= 0]
+    return bool(np.all(landed[1:] >= landed[:-1]))
+
+
+def _combinations(reduce: str, start: Any, updates: list[Any]) -> set[Any]:
+    """Every value `start` combined by `reduce` with one or more of `updates` (Python
+    numbers: exact; the reductions are commutative, so subsets, not orders, matter)."""
+    combine: dict[str, Callable[[Any, Any], Any]] = {
+        "add": lambda a, b: a + b, "multiply": lambda a, b: a * b, "min": min, "max": max,
+    }  # fmt: skip
+    made: set[Any] = set()
+    for value in updates:
+        made |= {combine[reduce](start, value)} | {combine[reduce](m, value) for m in made}
+    return made
+
+
+def check_broken_promise(
+    backend: Backend, call: ScatterCall, out: Any, data: Any, promise: str
+) -> None:
+    """A result under a broken `promise` (docs/contract.md, S9): the data's shape, dtype,
+    namespace and device; every element no update lands on keeps its value; an element
+    that updates land on holds one of them under ``"update"`` (``indices_are_sorted``: or
+    its own value), and under a reduction (``unique_indices``) its value combined with one
+    or more of them. Data and updates are integers, so every value compares exactly."""
+    assert aac.array_namespace(out) is backend.xp and out.dtype == data.dtype
+    assert aac.device(out) == aac.device(data)
+    assert tuple(out.shape) == call.data.shape
+    got = backend.to_numpy(out).reshape(-1).tolist()
+    original = call.data.reshape(-1).tolist()
+    reduce = call.kwargs.get("reduce", "update")
+    landing: dict[int, list[Any]] = {}
+    for target, value in zip(
+        scatter_targets(call).reshape(-1).tolist(),
+        scatter_updates(call).reshape(-1).tolist(),
+        strict=True,
+    ):
+        if target >= 0:
+            landing.setdefault(target, []).append(value)
+    for e, (value, before) in enumerate(zip(got, original, strict=True)):
+        aimed = landing.get(e)
+        if aimed is None:
+            assert value == before, f"element {e} was written: {before} -> {value}"
+        elif reduce == "update":
+            allowed = set(aimed) | ({before} if promise == "indices_are_sorted" else set())
+            assert value in allowed, f"element {e} holds {value}, not one of {sorted(allowed)}"
+        elif promise == "unique_indices":
+            allowed = _combinations(reduce, before, aimed)
+            assert value in allowed, f"element {e} holds {value}, not one of {sorted(allowed)}"

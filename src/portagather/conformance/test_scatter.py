@@ -18,9 +18,12 @@ from .cases import (
     REDUCTIONS,
     SCATTERS,
     ScatterCall,
+    check_broken_promise,
     check_call,
     check_result,
     raises_lazily,
+    targets_are_sorted,
+    targets_are_unique,
 )
 from .strategies import drawn
 
@@ -91,6 +94,117 @@ def test_duplicates(backend, repro, call, reduce):
     )  # fmt: skip
     out, data = repro(call).run(backend)
     check_result(backend, out, call.expected(), data)
+
+
+# Promises (docs/contract.md, S9): kept, the reference's answer; broken, the data's shape,
+# nothing written where no update lands, and at the targets what S9 allows.
+
+#: Each promise, and whether a call keeps it.
+_KEEPS = {"unique_indices": targets_are_unique, "indices_are_sorted": targets_are_sorted}
+
+
+def _check_promise(backend: Backend, call: ScatterCall, promise: str) -> None:
+    out, data = call.run(backend)
+    if _KEEPS[promise](call):
+        check_result(backend, out, call.expected(), data)
+    else:
+        check_broken_promise(backend, call, out, data, promise)
+
+
+@pytest.mark.cell("scatter {promise}")
+@pytest.mark.parametrize("promise", list(_KEEPS))
+@pytest.mark.parametrize("reduce", REDUCTIONS)
+@pytest.mark.parametrize("op", SCATTERS)
+def test_promises_drawn(backend, repro, op, reduce, promise):
+    """Drawn calls (valid, or bad under a policy that writes) with the promise made: some
+    keep it, many break it (small axes make duplicates and disorder common)."""
+
+    @drawn(12)
+    @given(
+        st.sampled_from(["error", "ignore", "clip", "wrap"]).flatmap(
+            lambda policy: st.tuples(
+                st.just(policy), strategies.scatter_calls(op, reduce, bad=policy != "error")
+            )
+        )
+    )
+    def check(drawn_call: tuple[str, ScatterCall]) -> None:
+        policy, call = drawn_call
+        call.kwargs.update({"bad_indices": policy, promise: True})
+        _check_promise(backend, repro(call), promise)
+
+    check()
+
+
+# Each scatter with duplicates in order (sorted, not unique), without duplicates out of
+# order (unique, not sorted), and both kept; a bad index dropped by "ignore" is no target.
+PROMISE_CASES = [
+    ("nd-sorted-duplicates", ScatterCall(
+        "scatter_nd", np.arange(8, dtype=np.int32).reshape(4, 2), np.array([[0], [2], [2], [3]]),
+        np.array([[10, 11], [12, 13], [14, 15], [16, 17]], np.int32),
+    )),
+    ("nd-unique-unsorted", ScatterCall(
+        "scatter_nd", np.arange(8, dtype=np.int32).reshape(4, 2), np.array([[3], [0], [2]]),
+        np.array([[10, 11], [12, 13], [14, 15]], np.int32),
+    )),
+    ("nd-batch-sorted-unique", ScatterCall(
+        "scatter_nd", np.arange(12, dtype=np.int32).reshape(2, 3, 2),
+        np.array([[[0], [2]], [[1], [2]]]), np.arange(20, 28, dtype=np.int32).reshape(2, 2, 2),
+        {"batch_dims": 1},
+    )),
+    ("nd-batch-sorted-duplicates", ScatterCall(
+        "scatter_nd", np.arange(12, dtype=np.int32).reshape(2, 3, 2),
+        np.array([[[1], [1]], [[0], [2]]]), np.arange(20, 28, dtype=np.int32).reshape(2, 2, 2),
+        {"batch_dims": 1},
+    )),
+    ("nd-ignore-dropped-sorted", ScatterCall(
+        "scatter_nd", np.arange(6, dtype=np.int32), np.array([[1], [9], [0], [4], [4]]),
+        np.array([5, 6, 7, 8, 9], np.int32), {"bad_indices": "ignore"},
+    )),
+    ("d-sorted-duplicates", ScatterCall(
+        "scatter_d", np.arange(6, dtype=np.int32).reshape(2, 3), np.array([[0, 0, 2], [1, 1, 1]]),
+        np.arange(10, 16, dtype=np.int32).reshape(2, 3), {"dim": 1},
+    )),
+    ("d-unique-unsorted", ScatterCall(
+        "scatter_d", np.arange(6, dtype=np.int32).reshape(2, 3), np.array([[2, 0], [-2, 0]]),
+        np.arange(10, 14, dtype=np.int32).reshape(2, 2), {"dim": 1},
+    )),
+    ("d-dim0-unique-unsorted", ScatterCall(
+        "scatter_d", np.arange(6, dtype=np.int32).reshape(3, 2), np.array([[2, 0], [0, 2]]),
+        np.arange(10, 14, dtype=np.int32).reshape(2, 2), {"dim": 0},
+    )),
+    ("put-sorted-unique", ScatterCall(
+        "put_along_axis", np.arange(6, dtype=np.int32).reshape(2, 3), np.array([[0, 2]]),
+        np.arange(10, 14, dtype=np.int32).reshape(2, 2), {"axis": 1},
+    )),
+    ("put-broadcast-duplicates", ScatterCall(
+        "put_along_axis", np.arange(3, dtype=np.int32).reshape(1, 3), np.array([[2], [0], [2]]),
+        np.arange(10, 13, dtype=np.int32).reshape(3, 1), {"axis": 1},
+    )),
+    ("put-broadcast-sorted-duplicates", ScatterCall(
+        "put_along_axis", np.arange(3, dtype=np.int32).reshape(1, 3), np.array([[0], [0], [2]]),
+        np.arange(10, 13, dtype=np.int32).reshape(3, 1), {"axis": 1},
+    )),
+]  # fmt: skip
+
+
+@pytest.mark.cell("scatter {promise}")
+@pytest.mark.parametrize("promise", list(_KEEPS))
+@pytest.mark.parametrize("reduce", REDUCTIONS)
+@pytest.mark.parametrize("call", [c for _, c in PROMISE_CASES], ids=[n for n, _ in PROMISE_CASES])
+def test_promises(backend, repro, call, reduce, promise):
+    """Each case with either promise: kept (the reference's answer) or broken (S9)."""
+    call = ScatterCall(
+        call.op, call.data, call.indices, call.updates,
+        {**call.kwargs, "reduce": reduce, promise: True},
+    )  # fmt: skip
+    _check_promise(backend, repro(call), promise)
+
+
+def test_promise_cases_keep_and_break():
+    """The fixed cases above keep and break each promise, so both branches are tested."""
+    for keeps in _KEEPS.values():
+        kept = [keeps(call) for _, call in PROMISE_CASES]
+        assert any(kept) and not all(kept)
 
 
 # Edge shapes: 0-d data with index depth 0 (every update lands on the one element), and
@@ -164,6 +278,14 @@ ERRORS = [
      IndexError, r"axis of length 0.*only bad_indices=\"ignore\" \(which drops the updates\)"),
     ("put-policy", _scatter("put_along_axis", M23, [[0]], [1], axis=1, bad_indices="drop"),
      ValueError, r"bad_indices must be one of.*'drop'"),
+    ("nd-unique-indices", _scatter("scatter_nd", M23, [[0, 0]], [1], unique_indices="yes"),
+     TypeError, r"unique_indices must be True or False; got 'yes'"),
+    ("d-sorted-indices", _scatter("scatter_d", M23, [[0, 1]], [[1, 2]], dim=1,
+                                  indices_are_sorted=1),
+     TypeError, r"indices_are_sorted must be True or False; got 1"),
+    ("put-promise-before-index",
+     _scatter("put_along_axis", M23, [[0], [9]], [1], axis=1, unique_indices=None),
+     TypeError, r"unique_indices must be True or False; got None"),
 ]  # fmt: skip
 
 
@@ -225,11 +347,41 @@ _GRADIENTS = {
 }  # fmt: skip
 
 
+def _many_duplicates(op: str) -> ScatterCall:
+    """`op` writing a dozen updates into the 3 x 2 data, most of them duplicates."""
+    rng = np.random.default_rng(len(op))
+    if op == "scatter_nd":
+        index, updates = rng.integers(0, 3, (12, 1)), rng.random((12, 2))
+        return ScatterCall(op, _M32, index, updates)
+    index, updates = rng.integers(0, 3, (6, 2)), rng.random((6, 2))
+    key = "dim" if op == "scatter_d" else "axis"
+    return ScatterCall(op, _M32, index, updates, {key: 0})
+
+
+#: The gradient cases of each scatter: a few duplicates with a dropped or clipped index
+#: (_GRADIENTS), many duplicates, and unique targets under their promise (kept).
+_GRADIENT_KINDS = ("few", "many", "unique")
+_UNIQUE_GRADIENTS = {
+    "scatter_nd": ScatterCall("scatter_nd", _M32, np.array([[2], [0]]),
+                              np.array([[1.0, 2.0], [3.0, 4.0]]), {"unique_indices": True}),
+    "scatter_d": ScatterCall("scatter_d", _M32, np.array([[2, 0], [1, 2]]),
+                             np.array([[1.0, 2.0], [3.0, 4.0]]),
+                             {"dim": 0, "unique_indices": True}),
+    "put_along_axis": ScatterCall("put_along_axis", _M32, np.array([[1], [0], [1]]),
+                                  np.array([[1.0], [2.0], [3.0]]),
+                                  {"axis": 1, "unique_indices": True}),
+}  # fmt: skip
+
+
 def _gradient_case(
-    op: str, reduce: str
+    op: str, reduce: str, kind: str = "few"
 ) -> tuple[ScatterCall, npt.NDArray[Any], tuple[npt.NDArray[Any], npt.NDArray[Any]]]:
-    """The gradient call of `op` under `reduce`, its loss weights, the expected gradients."""
-    base = _GRADIENTS[op]
+    """The gradient call of `op` under `reduce` (of `kind`, one of _GRADIENT_KINDS), its
+    loss weights, the expected gradients."""
+    if kind == "many":
+        base = _many_duplicates(op)
+    else:
+        base = (_GRADIENTS if kind == "few" else _UNIQUE_GRADIENTS)[op]
     call = ScatterCall(op, base.data, base.indices, base.updates, {**base.kwargs, "reduce": reduce})
     weights = np.arange(1.0, 7.0).reshape(3, 2) ** 2
     return call, weights, _linear_gradients(call, weights)
@@ -285,6 +437,103 @@ def test_jit_one_scatter(backend, repro, reduce, policy):
     assert np.array_equal(out, expected)
 
 
+def _with_promise(call: ScatterCall, reduce: str, promise: str, policy: str) -> ScatterCall:
+    """`call` under `reduce` and `promise`, and `policy` where it names none."""
+    kwargs = {"bad_indices": policy, **call.kwargs, "reduce": reduce, promise: True}
+    return ScatterCall(call.op, call.data, call.indices, call.updates, kwargs)
+
+
+@pytest.mark.cell("scatter jit")
+@pytest.mark.only("jax")
+@pytest.mark.parametrize("promise", list(_KEEPS))
+@pytest.mark.parametrize("reduce", REDUCTIONS)
+@pytest.mark.parametrize("call", [c for _, c in PROMISE_CASES], ids=[n for n, _ in PROMISE_CASES])
+def test_jit_promises(backend, repro, call, reduce, promise):
+    """Under jit, a promise still makes one XLA scatter; ``indices_are_sorted`` reaches it
+    where XLA's index vectors are the promised order (not through "ignore"'s drops, nor
+    for scatter_nd with batch dims and inner axes), ``unique_indices`` never (S9)."""
+    import jax
+
+    call = repro(_with_promise(call, reduce, promise, "clip"))
+
+    def f(x: Any, i: Any, u: Any) -> Any:
+        args, kwargs = call.args(x, i, u)
+        return getattr(pg, call.op)(*args, **kwargs)
+
+    x, i, u = (backend.asarray(a) for a in (call.data, call.indices, call.updates))
+    hlo = jax.jit(f).lower(x, i, u).as_text()
+    scatters = [line for line in hlo.splitlines() if "stablehlo.scatter" in line]
+    assert len(scatters) == 1, "not exactly one scatter"
+    assert "unique_indices = false" in scatters[0]
+    inner = call.op == "scatter_nd" and call.data.ndim > call.kwargs.get("batch_dims", 0) + 1
+    passed_on = (
+        promise == "indices_are_sorted"
+        and call.kwargs["bad_indices"] != "ignore"
+        and not (call.kwargs.get("batch_dims", 0) and inner)
+    )
+    assert ("indices_are_sorted = true" in scatters[0]) == passed_on
+    out = jax.jit(f)(x, i, u)
+    if _KEEPS[promise](call):
+        check_result(backend, out, call.expected(), x)
+    else:
+        check_broken_promise(backend, call, out, x, promise)
+
+
+@pytest.mark.cell("scatter vmap")
+@pytest.mark.only("jax", "torch")
+@pytest.mark.parametrize("promise", [None, "unique_indices", "indices_are_sorted"])
+@pytest.mark.parametrize("reduce", REDUCTIONS)
+@pytest.mark.parametrize("op", SCATTERS)
+def test_vmap_promises(backend, op, reduce, promise):
+    """``jax.vmap`` and ``torch.func.vmap`` over the updates and the index: each batch
+    member as the reference computes it, many duplicates (no promise), or unique and sorted
+    targets under either promise (kept)."""
+    if promise is None:
+        calls = [_many_duplicates(op), _many_duplicates(op)]
+        calls[1] = ScatterCall(op, calls[1].data, calls[1].indices[::-1].copy(),
+                               -calls[1].updates, calls[1].kwargs)  # fmt: skip
+    else:
+        base = next(c for name, c in PROMISE_CASES if name == {
+            "scatter_nd": "nd-batch-sorted-unique", "scatter_d": "d-unique-unsorted",
+            "put_along_axis": "put-sorted-unique"}[op])  # fmt: skip
+        if op == "scatter_d":  # sorted too: each row of the index in order
+            base = ScatterCall(op, base.data, np.sort(base.indices % 3, axis=1), base.updates,
+                               base.kwargs)  # fmt: skip
+        calls = [base, ScatterCall(op, base.data, base.indices, base.updates * 3, base.kwargs)]
+    calls = [
+        ScatterCall(c.op, c.data.astype(np.float32), c.indices, c.updates.astype(np.float32),
+                    {**c.kwargs, "reduce": reduce, "bad_indices": "clip",
+                     **({promise: True} if promise else {})})
+        for c in calls
+    ]  # fmt: skip
+    for c in calls:
+        assert promise is None or _KEEPS[promise](c)
+    first = calls[0]
+
+    def f(i: Any, u: Any) -> Any:
+        args, kwargs = first.args(backend.asarray(first.data), i, u)
+        return getattr(pg, op)(*args, **kwargs)
+
+    vmap: Any
+    if backend.name == "jax":
+        import jax
+
+        vmap = jax.vmap
+    else:
+        import torch
+
+        vmap = torch.func.vmap
+    indices = backend.asarray(np.stack([c.indices for c in calls]))
+    updates = backend.asarray(np.stack([c.updates for c in calls]))
+    out = backend.to_numpy(vmap(f)(indices, updates))
+    for k, c in enumerate(calls):
+        want = c.expected()
+        rounding = 1e-6 if reduce in ("add", "multiply") else 0.0  # float sums: any order
+        assert np.allclose(out[k], want, rtol=rounding, atol=0.0), (
+            f"batch member {k}: got {out[k].tolist()}, want {want.tolist()}"
+        )
+
+
 @pytest.mark.cell("scatter jit")
 @pytest.mark.only("jax")
 def test_jit_error_through_checkify(backend):
@@ -329,13 +578,14 @@ def test_vmap(backend, reduce):
 
 @pytest.mark.cell("scatter grad")
 @pytest.mark.only("jax")
+@pytest.mark.parametrize("kind", _GRADIENT_KINDS)
 @pytest.mark.parametrize("reduce", ["update", "add"])
 @pytest.mark.parametrize("op", SCATTERS)
-def test_jax_gradients(backend, op, reduce):
+def test_jax_gradients(backend, op, reduce, kind):
     import jax
     import jax.numpy as jnp
 
-    call, weights, (want_data, want_updates) = _gradient_case(op, reduce)
+    call, weights, (want_data, want_updates) = _gradient_case(op, reduce, kind)
     i, w = backend.asarray(call.indices), backend.asarray(weights)
 
     def loss(x: Any, u: Any) -> Any:
@@ -351,12 +601,13 @@ def test_jax_gradients(backend, op, reduce):
 
 @pytest.mark.cell("scatter grad")
 @pytest.mark.only("torch")
+@pytest.mark.parametrize("kind", _GRADIENT_KINDS)
 @pytest.mark.parametrize("reduce", ["update", "add"])
 @pytest.mark.parametrize("op", SCATTERS)
-def test_torch_autograd(backend, op, reduce):
+def test_torch_autograd(backend, op, reduce, kind):
     import torch
 
-    call, weights, (want_data, want_updates) = _gradient_case(op, reduce)
+    call, weights, (want_data, want_updates) = _gradient_case(op, reduce, kind)
     x = torch.tensor(call.data, requires_grad=True)
     u = torch.tensor(call.updates, requires_grad=True)
     args, kwargs = call.args(x, backend.asarray(call.indices), u)
@@ -417,3 +668,71 @@ def test_data_dtype(backend, repro, op, dtype):
         )
         out, data_array = repro(call).run(backend)
         check_result(backend, out, call.expected(), data_array)
+
+
+def _bit_patterns(dtype: str) -> npt.NDArray[Any]:
+    """Values of `dtype` that only their bits tell apart where it has them: 0.0 and -0.0,
+    NaNs of two payloads and both signs, the infinities (floats; complex from them), the
+    extremes (integers), and for uint64 values above 2**53."""
+    if dtype == "str":
+        return np.array(["a", "bc", "", "zz", "q", "bcd"])
+    if dtype == "bool":
+        return np.array([True, False])
+    kind = np.dtype(dtype).kind
+    if kind in "iu":
+        info = np.iinfo(dtype)
+        return np.array([info.max, info.min, 1, info.max - 1, 0, 3], dtype=dtype)
+    if kind == "c":
+        parts = _bit_patterns("float64" if dtype == "complex128" else "float32")
+        values = np.empty((parts.size, parts.size), dtype=dtype)
+        values.real, values.imag = parts[:, None], parts[None, ::-1]  # no arithmetic on NaN
+        return values.reshape(-1)
+    width = np.dtype(dtype).itemsize * 8
+    bits = np.dtype(f"uint{width}")
+    exponent = (1 << (width - 1)) - (1 << (width - 1 - {16: 5, 32: 8, 64: 11}[width]))
+    quiet = exponent | (1 << (width - 1 - {16: 5, 32: 8, 64: 11}[width] - 1))
+    sign = 1 << (width - 1)
+    nans = np.array([quiet | 1, quiet | 2, sign | quiet], dtype=bits).view(dtype)
+    return np.concatenate([np.array([0.0, -0.0, np.inf, -np.inf, 1.5], dtype=dtype), nans])
+
+
+def _same_bits(got: npt.NDArray[Any], want: npt.NDArray[Any]) -> bool:
+    if got.shape != want.shape:
+        return False
+    if got.dtype.kind in "fc":
+        if got.dtype != want.dtype:
+            return False
+        unit = np.dtype(f"uint{got.dtype.itemsize * 8 // (2 if got.dtype.kind == 'c' else 1)}")
+        return bool(np.array_equal(got.view(unit), want.view(unit)))
+    return bool(np.array_equal(got, want))
+
+
+@pytest.mark.cell("scatter last wins")
+@pytest.mark.per_dtype("data")
+@pytest.mark.parametrize("policy", ["error", "ignore"])
+@pytest.mark.parametrize("op", SCATTERS)
+def test_last_wins_bit_for_bit(backend, repro, op, dtype, policy):
+    """Many duplicates of values that differ only in their bits (-0.0 and 0.0, NaN
+    payloads), and under "ignore" dropped updates among them: each element holds its last
+    update bit for bit (docs/contract.md, S3)."""
+    values = _bit_patterns(dtype)
+    rng = np.random.default_rng(sum(map(ord, op + dtype + policy)))
+    count = 60
+    targets = rng.integers(-2 if policy == "ignore" else 0, 3, count)
+    updates = values[rng.integers(0, values.size, count)]
+    data = values[rng.integers(0, values.size, 6)]
+    if values.dtype.kind in "fc":  # the last update of the first target is -0.0
+        targets[-1], updates[-1] = 0, -0.0
+    if op == "scatter_nd":
+        call = ScatterCall(op, data, targets[:, None], updates)
+    elif op == "scatter_d":
+        call = ScatterCall(op, data.reshape(2, 3), targets.reshape(2, 30), updates.reshape(2, 30),
+                           {"dim": 1})  # fmt: skip
+    else:
+        call = ScatterCall(op, data.reshape(3, 2), targets.reshape(30, 2), updates.reshape(30, 2),
+                           {"axis": 0})  # fmt: skip
+    call.kwargs["bad_indices"] = policy
+    out, array = repro(call).run(backend)
+    assert out.dtype == array.dtype
+    got, want = backend.to_numpy(out), call.expected()
+    assert _same_bits(got, want), f"got {got.tolist()}\nwant {want.tolist()}"

@@ -118,7 +118,8 @@ def _extremes(dtype: str) -> npt.NDArray[Any]:
 def test_data_dtype(backend, repro, op, dtype):
     """Every numeric dtype the backend holds, extremes included (integers wrap around), with
     an empty segment (its identity: 0, 1, the dtype's lowest or highest value) and a
-    dropped row; bool, strings and (for max and min) complex numbers are a TypeError."""
+    dropped row, and with no rows at all; bool, strings and (for max and min) complex
+    numbers are a TypeError."""
     ordered = op in ("segment_max", "segment_min")
     if dtype in ("bool", "str") or (ordered and dtype.startswith("complex")):
         values = np.array(["a", "b"]) if dtype == "str" else np.zeros(2, dtype=dtype)
@@ -128,6 +129,8 @@ def test_data_dtype(backend, repro, op, dtype):
     ids = np.array([3, 0, 3, -1, 0])
     call = Call(op, _extremes(dtype), ids, {"num_segments": 4, "bad_indices": "ignore"})
     check_call(backend, repro(call))
+    no_rows = Call(op, _extremes(dtype)[:0], ids[:0], {"num_segments": 2})
+    check_call(backend, repro(no_rows))
 
 
 @pytest.mark.cell("segments dtypes")

@@ -21,7 +21,7 @@ from .._arrays import device_for_new
 from .._errors import BadIndex
 from .._indices import Components, IndexAccess, flat_positions
 from .._plan import GatherPlan, row_major_strides
-from .._scatter import flat_targets, sorted_scatter, target_axes
+from .._scatter import ScatterPromises, flat_targets, sorted_scatter, target_axes
 
 INT32_MAX = 2**31 - 1
 
@@ -152,10 +152,13 @@ class Engine:
         raise ValueError(msg)
 
     def scatter(
-        self, data: Any, components: Components, updates: Any, plan: GatherPlan, reduce: str
-    ) -> Any:
+        self, data: Any, components: Components, updates: Any, plan: GatherPlan, reduce: str,
+        promises: ScatterPromises,
+    ) -> Any:  # fmt: skip
         """`data` with `updates` (of ``plan.out_shape``) combined by `reduce` at the places
-        the gather of `plan` would read; ignored index vectors drop their updates."""
+        the gather of `plan` would read; ignored index vectors drop their updates. `promises`
+        are the caller's about the index (``_scatter.ScatterPromises``): an engine may use
+        them, and must keep every write inside the data where they are broken."""
         xp, shape = self.xp, tuple(data.shape)
         size = math.prod(shape)
         wide = self.wide_index_dtype(data)
@@ -164,7 +167,18 @@ class Engine:
         flat = self.kept_inside(
             flat, components, size - 1, dropped_at=size, clamp=True, keep_shape=plan.mask_shape
         )
-        return self.scatter_at(data, flat, updates, reduce)
+        dropping = components.keep is not None
+        return self.scatter_at(data, flat, updates, reduce, promises, dropping=dropping)
+
+    def scatter_if_valid(
+        self, data: Any, indices: Any, updates: Any, plan: GatherPlan, reduce: str,
+        promises: ScatterPromises,
+    ) -> Any | None:  # fmt: skip
+        """The scatter at the caller's `indices` as they are, by backend kernels that check
+        every value and raise, writing nothing but into the new result, on one not in
+        ``[0, n)`` (as :meth:`gather_if_valid`); None where the engine has none or a value is
+        not valid (the policy then decides, from the start)."""
+        return None
 
     # The steps of the generic scatter and gather.
 
@@ -184,13 +198,17 @@ class Engine:
             return self.clamp(positions, 0, largest)
         return positions
 
-    def scatter_at(self, data: Any, flat: Any, updates: Any, reduce: str) -> Any:
-        """The scatter at flat positions `flat` into `data` (shaped like `updates`;
-        ``data.size`` marks an update to drop)."""
+    def scatter_at(
+        self, data: Any, flat: Any, updates: Any, reduce: str, promises: ScatterPromises,
+        *, dropping: bool = True,
+    ) -> Any:  # fmt: skip
+        """The scatter at flat positions `flat` into `data` (shaped like `updates`), where
+        ``data.size`` marks an update to drop if `dropping` (only then can one be there)."""
         xp = self.xp
         line = xp.reshape(updates, (-1,))
         select = self.select_function(data.dtype)
-        return sorted_scatter(xp, data, xp.reshape(flat, (-1,)), line, reduce, select)
+        unique = promises.unique_indices
+        return sorted_scatter(xp, data, xp.reshape(flat, (-1,)), line, reduce, select, unique)
 
     def select_function(self, dtype: Any) -> Any:
         """The ``where(condition, x, y)`` that keeps values of `dtype` exact."""

@@ -16,6 +16,7 @@ from dask.delayed import delayed
 from .._errors import BadIndex, python_value
 from .._indices import Components, IndexAccess
 from .._plan import GatherPlan
+from .._scatter import ScatterPromises
 from .base import Engine, depth0_grid
 from .dask_routes import Role, routed_gather, routed_scatter
 
@@ -49,8 +50,11 @@ class DaskEngine(Engine):
     def copy(self, data: Any) -> Any:
         return data  # Dask arrays are never written in place
 
-    def scatter_at(self, data: Any, flat: Any, updates: Any, reduce: str) -> Any:
-        return routed_scatter(data, flat, updates, reduce)
+    def scatter_at(
+        self, data: Any, flat: Any, updates: Any, reduce: str, promises: ScatterPromises,
+        *, dropping: bool = True,
+    ) -> Any:  # fmt: skip
+        return routed_scatter(data, flat, updates, reduce, promises)
 
     def gather_axes(
         self, params: Any, components: Components, plan: GatherPlan, out: Any = None

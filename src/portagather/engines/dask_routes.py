@@ -16,6 +16,7 @@ from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
 from .._arrays import unknown_sizes
+from .._scatter import ScatterPromises
 from .numpy import scatter_at
 
 #: What one params axis is in a routed gather: ("index", j) addressed by component j,
@@ -312,9 +313,12 @@ class _Scatter:
     numblocks: tuple[int, ...]
     update_shape: tuple[int, ...]
     reduce: str
+    promises: ScatterPromises
 
 
-def routed_scatter(data: Any, flat: Any, updates: Any, reduce: str) -> Any:
+def routed_scatter(
+    data: Any, flat: Any, updates: Any, reduce: str, promises: ScatterPromises
+) -> Any:
     """`data` with `updates` combined at row-major flat positions `flat` (same shape as
     `updates`; positions outside ``[0, data.size)`` are dropped), block by block."""
     _refuse_unknown_sizes("the data and the updates", data.chunks, updates.chunks)
@@ -326,6 +330,7 @@ def routed_scatter(data: Any, flat: Any, updates: Any, reduce: str) -> Any:
         tuple(len(c) for c in data.chunks),
         tuple(int(n) for n in updates.shape),
         reduce,
+        promises,
     )
     token = tokenize(data, flat, updates, route)
     split, piece, out = (f"pg-scatter-{step}-{token}" for step in ("split", "piece", "out"))
@@ -442,7 +447,8 @@ def _scatter_block(block: Any, pieces: list[tuple[Any, Any, Any]], route: _Scatt
         return block.copy()
     flat = np.concatenate([p[0] for p in pieces])
     values = np.concatenate([p[1] for p in pieces])
-    if route.reduce == "update":  # duplicates: the last in the order of the whole updates
+    unique = route.promises.unique_indices
+    if route.reduce == "update" and not unique:  # the last in the order of the whole updates
         order = np.argsort(np.concatenate([p[2] for p in pieces]), kind="stable")
         flat, values = flat[order], values[order]
-    return scatter_at(block, flat, values, route.reduce)
+    return scatter_at(block, flat, values, route.reduce, route.promises, dropping=False)

@@ -28,8 +28,8 @@ from jax.experimental import checkify
 
 from .._errors import BadIndex
 from .._indices import Components, IndexAccess, flat_positions
-from .._plan import GatherPlan
-from .._scatter import target_axes
+from .._plan import GatherPlan, row_major_strides
+from .._scatter import ScatterPromises, target_axes
 from ._jax_private import under_checkify
 from .base import INT32_MAX, Engine
 
@@ -148,18 +148,25 @@ class JaxEngine(Engine):
         return jnp.take_along_axis(x, index, axis=plan.axis, mode=mode, **options)
 
     def scatter(
-        self, data: Any, components: Components, updates: Any, plan: GatherPlan, reduce: str
-    ) -> Any:
-        """One XLA scatter along the original axes: ``data.at[:, ..., c0, c1, ...]`` where
-        index vectors without batch dims write whole slices (one index per vector, however
-        large the slice), else at one coordinate per axis for every element.
+        self, data: Any, components: Components, updates: Any, plan: GatherPlan, reduce: str,
+        promises: ScatterPromises,
+    ) -> Any:  # fmt: skip
+        """One XLA scatter: ``data.at[:, ..., c0, c1, ...]`` where index vectors without
+        batch dims write whole slices (one index per vector, however large the slice), else
+        at one coordinate per axis for every element; where data cannot be split, the
+        coordinates are merged into one flat position per write into the targeted axes
+        merged (a view of data), and data that may be sharded keeps its original axes.
 
         Ignored vectors are moved out of range and dropped by the scatter's ``drop`` mode.
         ``"update"`` resolves the winners first (:func:`_last_update`), so duplicates never
-        depend on the order in which XLA writes.
+        depend on the order in which XLA writes, unless the caller promised unique targets:
+        then one plain ``.at[].set``, whose duplicates XLA applies in some order (JAX's
+        ``unique_indices=True`` is not passed on: JAX documents overlapping writes under it
+        as undefined behaviour, and a broken promise must still leave one of the updates).
+        The promise of sorted targets is passed on (:func:`_sorted_for_xla`).
         """
         if data.ndim == 0:  # nothing to index along: the generic scatter on flat positions
-            return super().scatter(data, components, updates, plan, reduce)
+            return super().scatter(data, components, updates, plan, reduce, promises)
         parts = components.values
         mode = "promise_in_bounds"
         if components.keep is not None:
@@ -170,21 +177,49 @@ class JaxEngine(Engine):
             mode = "drop"
         elif components.keep_inside:
             parts = [jnp.clip(c, 0, n - 1) for c, n in zip(parts, plan.axis_sizes, strict=True)]
-        if plan.kind == "axes" and not plan.batch_dims and parts:
-            where: tuple[Any, ...] = ((slice(None),) * plan.axis) + tuple(parts)
+        slices = plan.kind == "axes" and not plan.batch_dims and bool(parts)
+        shape = tuple(data.shape)
+        if slices:
+            lead: tuple[Any, ...] = (slice(None),) * plan.axis
+            targets = list(parts)
             written = tuple(parts[0].shape)  # one write per index vector
         else:
-            where = tuple(
-                jnp.broadcast_to(axis, plan.out_shape)  # JAX wants the updates' shape
-                for axis in target_axes(
-                    jnp, parts, plan, tuple(data.shape), self.wide_index_dtype()
-                )
-            )
+            lead = ()
+            targets = target_axes(jnp, parts, plan, shape, self.wide_index_dtype())
             written = plan.out_shape  # one write per element
-        if reduce == "update":
+        ordered = promises.indices_are_sorted and _sorted_for_xla(plan, mode, slices)
+        first, count = len(lead), len(targets)
+        merged = math.prod(shape[first : first + count])
+        if count > 1 and not _may_be_sharded(data) and (merged <= INT32_MAX or _has_int64()):
+            # One flat position per write into the targeted axes merged (a view), which XLA
+            # on CPU scatters faster than at one coordinate per axis (as the gathers do);
+            # not where data may be split, which flattening would make XLA all-gather.
+            dtype = self.flat_index_dtype(merged)
+            cast = [jnp.astype(t, dtype, copy=False) for t in targets]
+            flat = flat_positions(cast, row_major_strides(shape[first : first + count]))
+            if components.keep is not None:  # a dropped write past the merged axes
+                keep = jnp.reshape(components.keep, written if slices else plan.mask_shape)
+                flat = jnp.where(keep, flat, merged)
+            block = jnp.reshape(data, (*shape[:first], merged, *shape[first + count :]))
+            where: tuple[Any, ...] = (*lead, jnp.broadcast_to(flat, written))
+            return jnp.reshape(
+                self._scatter_at(block, where, updates, written, mode, reduce, promises, ordered),
+                shape,
+            )
+        where = (*lead, *(jnp.broadcast_to(t, written) for t in targets))  # updates' shape
+        return self._scatter_at(data, where, updates, written, mode, reduce, promises, ordered)
+
+    def _scatter_at(
+        self, data: Any, where: tuple[Any, ...], updates: Any, written: tuple[int, ...],
+        mode: str, reduce: str, promises: ScatterPromises, ordered: bool,
+    ) -> Any:  # fmt: skip
+        """``data.at[where]`` combined with `updates` by `reduce` (:func:`_last_update` for
+        ``"update"`` without the unique promise)."""
+        if reduce == "update" and not promises.unique_indices:
             self.flat_index_dtype(math.prod(written))  # refuses what int32 cannot number
-            return _last_update(data, where, updates, written, mode)
-        return getattr(data.at[where], reduce)(updates, mode=mode)
+            return _last_update(data, where, updates, written, mode, ordered)
+        method = "set" if reduce == "update" else reduce
+        return getattr(data.at[where], method)(updates, mode=mode, indices_are_sorted=ordered)
 
     def enforce_lazily(
         self, bad: Any, indices: Any, report: BadIndex, result: Any,
@@ -250,12 +285,26 @@ def _jitted(steps: Callable[..., Any]) -> Callable[..., Any]:
     return jax.jit(steps, static_argnums=0)
 
 
+def _sorted_for_xla(plan: GatherPlan, mode: str, slices: bool) -> bool:
+    """Whether the caller's promise of sorted targets (docs/contract.md, S9) makes XLA's
+    index vectors sorted, so that it may be passed on: where each index vector writes a
+    slice (the vectors are the targets), or each element is written by its coordinates and
+    the targets are in row-major order of them (along an axis; ``scatter_nd`` with batch
+    dims and no inner axes). Not where ignored vectors are moved past the end (``"drop"``),
+    nor where inner axes put the coordinates of repeated vectors out of order."""
+    if mode == "drop":
+        return False
+    inner = len(plan.report.data_shape) - plan.axis - plan.depth
+    return slices or plan.kind == "along" or inner == 0
+
+
 def _last_update(
-    data: Any, where: tuple[Any, ...], updates: Any, written: tuple[int, ...], mode: str
-) -> Any:
+    data: Any, where: tuple[Any, ...], updates: Any, written: tuple[int, ...], mode: str,
+    ordered: bool = False,
+) -> Any:  # fmt: skip
     """``data.at[where].set(updates)`` with the last of duplicate writes winning, in
     row-major order of the writes (`written`, the shape of the index arrays in `where`, which
-    follow its slices).
+    follow its slices); `ordered`: the index vectors in `where` are sorted.
 
     One scatter, of positions, not values: the largest (last) write position per target;
     then one gather of the winning updates, so duplicates never depend on the order in which
@@ -266,7 +315,8 @@ def _last_update(
     target_shape = tuple(data.shape[first : first + len(targets)])
     outer, inner = data.shape[:first], data.shape[first + len(targets) :]
     positions = jnp.reshape(jnp.arange(math.prod(written), dtype=jnp.int32), written)
-    winner = jnp.full(target_shape, -1, dtype=jnp.int32).at[targets].max(positions, mode=mode)
+    scratch = jnp.full(target_shape, -1, dtype=jnp.int32)
+    winner = scratch.at[targets].max(positions, mode=mode, indices_are_sorted=ordered)
     lines = jnp.reshape(updates, (*outer, math.prod(written), *inner))
     picked = jnp.take(lines, jnp.maximum(winner, 0).reshape(-1), axis=first, mode="clip")
     hit = jnp.reshape(winner >= 0, (1,) * first + target_shape + (1,) * len(inner))

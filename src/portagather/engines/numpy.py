@@ -10,6 +10,7 @@ import numpy as np
 
 from .._indices import Components, flat_positions
 from .._plan import GatherPlan
+from .._scatter import NO_PROMISES, ScatterPromises
 from .base import Engine
 
 
@@ -66,8 +67,11 @@ class NumPyEngine(Engine):
             result = self.gather_along(data, components, plan, out)
         return result if type(result) is np.ndarray else np.asarray(result)  # not a scalar
 
-    def scatter_at(self, data: Any, flat: Any, updates: Any, reduce: str) -> Any:
-        return scatter_at(data, flat, updates, reduce)
+    def scatter_at(
+        self, data: Any, flat: Any, updates: Any, reduce: str, promises: ScatterPromises,
+        *, dropping: bool = True,
+    ) -> Any:  # fmt: skip
+        return scatter_at(data, flat, updates, reduce, promises, dropping=dropping)
 
     def fill(self, result: Any, keep: Any, fill: Any) -> Any:
         np.copyto(result, fill, where=~keep)  # the result is new: fill it in place
@@ -137,48 +141,90 @@ class NumPyEngine(Engine):
         return out
 
 
-def scatter_at(data: Any, flat: Any, updates: Any, reduce: str) -> Any:
-    """A new array: NumPy array `data` with `updates` combined by `reduce` at flat positions
-    `flat` (``data.size`` drops an update): ``ufunc.at`` for the reductions; under
-    ``"update"``, one write of each element's last update (:func:`last_writes`), so
-    duplicates never depend on write order.
+#: The ufunc of each reduction, applied by ``ufunc.at`` (every duplicate combined).
+_UFUNCS = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
 
-    The result is written in a buffer one element longer than the data: dropped updates
-    and the losers under ``"update"`` land in that last element, so nothing is compressed
-    out of `flat` and `updates`."""
+
+def scatter_at(
+    data: Any, flat: Any, updates: Any, reduce: str, promises: ScatterPromises = NO_PROMISES,
+    *, dropping: bool = True,
+) -> Any:  # fmt: skip
+    """A new array: NumPy array `data` with `updates` combined by `reduce` at flat positions
+    `flat`, where ``data.size`` drops an update if `dropping` (only then is the result made
+    in a buffer one element longer, whose last element takes the dropped updates).
+
+    The reductions are one ``ufunc.at``, which combines every duplicate. ``"update"``
+    writes the updates, then settles which duplicate wins (:func:`_settle_last_writes`),
+    unless the caller promised unique targets."""
     size = math.prod(data.shape)
-    buffer = np.empty(size + 1, dtype=data.dtype)
-    out = buffer[:size].reshape(data.shape)
-    out[...] = data  # new and writable, whatever data was (a view, read-only)
-    buffer[size] = buffer[0]  # a value of the data: no NaN or junk for ufunc.at to meet
-    flat, updates = flat.reshape(-1), updates.reshape(-1)
-    if reduce == "update":
-        won = last_writes(size + 1, flat)
-        buffer[np.where(won, flat, size)] = updates
+    if dropping:
+        line = np.empty(size + 1, dtype=data.dtype)
+        out = line[:size].reshape(data.shape)
+        out[...] = data  # new and writable, whatever data was (a view, read-only)
+        if size:
+            line[size] = line[0]  # a value of the data: no NaN or junk for ufunc.at to meet
     else:
-        ufunc = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
+        out = np.array(data, order="C")  # a new C-order copy, whatever data was
+        line = out.reshape(-1)  # a view
+    flat, updates = flat.reshape(-1), updates.reshape(-1)
+    if reduce != "update":
         # maximum.at and minimum.at flag a NaN they propagate as an invalid operation (their
         # elementwise forms do not): the NaN is the promised answer, not a fault.
         with np.errstate(invalid="ignore"):
-            ufunc[reduce].at(buffer, flat, updates)
+            _UFUNCS[reduce].at(line, flat, updates)
+        return out
+    line[flat] = updates
+    if not promises.unique_indices:
+        _settle_last_writes(line, flat, updates, size if dropping else None)
     return out
 
 
-def last_writes(size: int, flat: Any) -> Any:
-    """True at the last occurrence of each position in `flat` (1-d, in ``[0, size)``).
+def _settle_last_writes(line: Any, flat: Any, updates: Any, dropped_at: int | None) -> None:
+    """Make every target of `line` (1-d, written with ``line[flat] = updates`` already) hold
+    its last update, in the order of `updates`, whatever order NumPy wrote them in.
 
-    The positions 0, 1, ... are written at `flat` into an uninitialised buffer (only the
-    touched pages are ever allocated) and read back: where every update reads back a
-    position at least its own, the buffer holds each element's last update; otherwise
-    ``maximum.at`` settles it. Either way the winners are checked, not assumed from the
-    order in which NumPy writes.
+    Where every update reads back its own bits (:func:`_reads_back`), each target holds a
+    value that all its updates share: the last one's, proved. Otherwise the positions of the
+    updates are written at their targets in the result's own storage, viewed as integers of
+    its width where they fit (the targets' values are written again afterwards; only the
+    touched elements are used), or else in a scratch; read back, each update sees the
+    position of the one that landed; where one sees an earlier position than its own,
+    ``maximum.at`` (which combines every update) settles the largest. Every update then
+    writes its target's winner, so duplicates write equal values and the order is moot.
     """
+    if _reads_back(line, flat, updates, dropped_at):
+        return
     count = flat.shape[0]
-    positions = np.arange(count, dtype=np.int32 if count < 2**31 else np.int64)
-    winner = np.empty(size, dtype=positions.dtype)
-    winner[flat] = positions
-    won = winner[flat]
+    positions_dtype = np.int32 if count <= 2**31 else np.int64
+    itemsize = line.dtype.itemsize
+    if line.dtype.kind in "iufc" and itemsize in (4, 8) and itemsize >= positions_dtype().itemsize:
+        ints = line.view(np.int32 if itemsize == 4 else np.int64)
+    else:  # bool, 16-bit, complex128, strings, objects (never viewed: they hold references)
+        ints = np.empty(line.shape[0], dtype=positions_dtype)
+    positions = np.arange(count, dtype=ints.dtype)
+    ints[flat] = positions
+    won = ints[flat]
     if (won < positions).any():
-        np.maximum.at(winner, flat, positions)
-        won = winner[flat]
-    return won == positions
+        np.maximum.at(ints, flat, positions)
+        won = ints[flat]
+    line[flat] = updates[won]
+
+
+def _reads_back(line: Any, flat: Any, updates: Any, dropped_at: int | None) -> bool:
+    """Whether each update reads back its own bits at its target (bits, not values: -0.0
+    and 0.0, or two NaNs, are different updates); updates dropped at `dropped_at` are left
+    out. False for dtypes whose bits cannot be viewed (objects)."""
+    itemsize = line.dtype.itemsize
+    unit = next(u for u in (8, 4, 2, 1) if itemsize % u == 0) if itemsize else 1
+    bits = np.dtype(f"u{unit}")
+    try:
+        got = line[flat].view(bits)
+        want = updates.view(bits) if unit == itemsize else np.ascontiguousarray(updates).view(bits)
+    except (TypeError, ValueError):  # objects, or dtypes holding them
+        return False
+    same = got == want
+    if unit != itemsize:
+        same = same.reshape(flat.shape[0], itemsize // unit).all(axis=1)
+    if dropped_at is not None:
+        same |= flat == dropped_at
+    return bool(same.all())
