@@ -86,34 +86,11 @@ def _execute(
     return _run(call, fill)
 
 
-def _execute_scatter(
-    data: Any,
-    indices: Any,
-    updates: Any,
-    names: tuple[str, str, str],
-    planner: Any,
-    arguments: tuple[Any, ...],
-    reduce: object,
-    bad_indices: object,
-    updates_fit: str,
-    *,
-    unique_indices: bool = False,
-    indices_are_sorted: bool = False,
-) -> Any:
-    """The scatters' pipeline: the gather's plan and policy, then one scatter of `updates` at
-    the places that gather would read, under the caller's promises about the index."""
-    xp, data, indices, updates, plan, policy, reduction, promises = scatter_arguments(
-        data,
-        indices,
-        updates,
-        names,
-        planner,
-        arguments,
-        reduce,
-        bad_indices,
-        updates_fit,
-        (unique_indices, indices_are_sorted),
-    )
+def _execute_scatter(*given: Any) -> Any:
+    """The scatters' pipeline: the gather's plan and policy, then one scatter of the updates
+    at the places that gather would read, under the caller's promises about the index.
+    `given` is :func:`scatter_arguments`' arguments, in its order."""
+    xp, data, indices, updates, plan, policy, reduction, promises = scatter_arguments(*given)
     call = _engine_call(xp, data, indices, plan, policy)
     engine = call.engine
     if plan.reads_nothing:  # no update, so nothing written and nothing out of range
@@ -538,7 +515,7 @@ def scatter_nd(
     return _execute_scatter(  # type: ignore[no-any-return]
         params, indices, updates, ("params", "indices", "updates"), plan_gather_nd,
         (_int_argument(batch_dims, "batch_dims"),), reduce, bad_indices, "exact",
-        unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+        (unique_indices, indices_are_sorted),
     )  # fmt: skip
 
 
@@ -596,7 +573,7 @@ def scatter_d(
     return _execute_scatter(  # type: ignore[no-any-return]
         x, index, src, ("x", "index", "src"), plan_gather_d, (_int_argument(dim, "dim"),),
         reduce, bad_indices, "block",
-        unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+        (unique_indices, indices_are_sorted),
     )  # fmt: skip
 
 
@@ -650,5 +627,5 @@ def put_along_axis(
     return _execute_scatter(  # type: ignore[no-any-return]
         x, indices, values, ("x", "indices", "values"), plan_take_along_axis,
         (_int_argument(axis, "axis"),), reduce, bad_indices, "broadcast",
-        unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+        (unique_indices, indices_are_sorted),
     )  # fmt: skip
