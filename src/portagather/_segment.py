@@ -30,7 +30,7 @@ from ._arrays import check_index_dtype, device_for_new, dtype_name, static_shape
 from ._errors import BadIndex, raise_first_bad
 from ._indices import normalize_policy, resolve_default, to_wide
 from ._plan import GatherPlan, plan_gather
-from ._scatter import _complex, _is_api_dtype
+from ._scatter import _complex, _is_api_dtype, check_promises
 from .engines import Engine, engine_for
 
 #: The segment reductions, by the name in ``segment_<name>``.
@@ -81,13 +81,6 @@ def plan_segments(shape: tuple[int, ...], index_shape: tuple[int, ...]) -> Gathe
     data's shape, with a bad index described as a segment id."""
     plan = plan_gather(shape, index_shape, 0, 0)
     return replace(plan, report=SegmentIds("segment_ids", False, "the result", shape, 0))
-
-
-def _bool_argument(value: object, name: str) -> bool:
-    if isinstance(value, bool | np.bool_):
-        return bool(value)
-    msg = f"{name} must be a bool; got {value!r}"
-    raise TypeError(msg)
 
 
 def _num_segments_argument(value: object) -> int | None:
@@ -176,6 +169,8 @@ class _Call:
     num_segments: int
     policy: str
     access: Any
+    #: The caller's promise that the ids never decrease (an engine may use a sorted kernel).
+    ids_sorted: bool
 
     @property
     def result_shape(self) -> tuple[int, ...]:
@@ -189,7 +184,7 @@ def _prepare(
     """The checks, in the scatters' order: the policy, the arrays, the ids' dtype, the data's
     dtype, the shapes, `num_segments`; then `num_segments` read from the ids where not given."""
     policy = normalize_policy(bad_indices)
-    _bool_argument(indices_are_sorted, "indices_are_sorted")
+    promises = check_promises(False, indices_are_sorted)
     xp, data, ids = as_arrays(data, segment_ids, "data", "segment_ids")
     check_index_dtype(xp, ids, "segment_ids")
     _check_dtype(xp, reduce, data.dtype, function)
@@ -206,7 +201,8 @@ def _prepare(
     access = engine.index_access(ids)
     if count is None:
         count = _read_num_segments(xp, engine, ids, access)
-    return _Call(xp, engine, data, ids, count, resolve_default(policy, access), access)
+    policy = resolve_default(policy, access)
+    return _Call(xp, engine, data, ids, count, policy, access, promises.indices_are_sorted)
 
 
 def _read_num_segments(xp: Any, engine: Engine, ids: Any, access: Any) -> int:
@@ -227,7 +223,7 @@ def _scatter(call: _Call, init: Any, updates: Any, reduce: str, policy: str) -> 
     """`updates` combined by `reduce` into `init` at the segment ids, under `policy`."""
     return _execute_scatter(
         init, call.ids, updates, ("the result", "segment_ids", "data"), plan_segments, (),
-        reduce, policy, "exact",
+        reduce, policy, "exact", (False, call.ids_sorted),
     )  # fmt: skip
 
 

@@ -190,7 +190,7 @@ ERRORS = [
     ("policy", Call("segment_sum", _M, np.zeros(4, np.int64), {"bad_indices": "drop"}),
      ValueError, r"bad_indices must be one of.*'drop'"),
     ("sorted-flag", Call("segment_sum", _M, np.zeros(4, np.int64), {"indices_are_sorted": 1}),
-     TypeError, r"indices_are_sorted must be a bool; got 1"),
+     TypeError, r"indices_are_sorted must be True or False; got 1"),
     ("csr-falling", Call("segment_csr", _M, np.array([0, 3, 2])),
      IndexError, r"^offsets\[2\] = 2 is outside \[0, 4\] or smaller than the offset before it"),
     ("csr-past-end", Call("segment_csr", _M, np.array([0, 5])),

@@ -18,7 +18,8 @@ from .._indices import Components, IndexAccess
 from .._plan import GatherPlan
 from .._scatter import ScatterPromises
 from .base import Engine, depth0_grid
-from .dask_routes import Role, routed_gather, routed_scatter
+from .dask_routes import Role, routed_gather
+from .dask_scatter_routes import routed_scatter
 
 
 class DaskEngine(Engine):

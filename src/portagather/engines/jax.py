@@ -8,7 +8,7 @@ the default backend, or a concrete array held whole on each of its devices), ind
 of several components without batch dims read params through one flat position each,
 which XLA on CPU runs faster (GPU and TPU are not measured here). Reads that may be out of
 range are clamped by the gather (``mode="clip"``), or by a clip fused before an element
-gather (:func:`_kept_inside`).
+gather (:func:`kept_inside`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from typing import Any, Literal
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
 from jax.experimental import checkify
 
@@ -32,6 +31,15 @@ from .._plan import GatherPlan, row_major_strides
 from .._scatter import ScatterPromises, target_axes
 from ._jax_private import under_checkify
 from .base import INT32_MAX, Engine
+from .jax_checks import (
+    bad_marker,
+    checkify_message,
+    kept_inside,
+    marker_seen,
+    marks_bad_reads,
+    read_mode,
+    result_is_read,
+)
 
 
 class JaxEngine(Engine):
@@ -68,13 +76,13 @@ class JaxEngine(Engine):
 
     def gather(self, data: Any, components: Components, plan: GatherPlan, out: Any = None) -> Any:
         """The gather; where ``checkify`` will look for bad reads in the result
-        (:func:`_marks_bad_reads`), they hold the marker of the dtype (:func:`_bad_marker`)."""
+        (:func:`marks_bad_reads`), they hold the marker of the dtype (:func:`bad_marker`)."""
         result = super().gather(data, components, plan, out)
-        if not _marks_bad_reads(components, plan, result.dtype):
+        if not marks_bad_reads(components, plan, result.dtype):
             return result
 
         bad = jnp.reshape(components.bad, plan.mask_shape)
-        marker = jnp.asarray(_bad_marker(result.dtype), dtype=result.dtype)
+        marker = jnp.asarray(bad_marker(result.dtype), dtype=result.dtype)
         return jnp.where(bad, marker, result)
 
     def gather_axes(
@@ -94,8 +102,8 @@ class JaxEngine(Engine):
         # int32 positions where all of params fits (without x64, a larger one is refused).
         flat_dtype = self.flat_index_dtype(plan.largest_flat)
         outer = plan.axis - plan.batch_dims
-        mode = _read_mode(components, plan, params.dtype)
-        # Whether each index vector reads one element, not a slice (for _kept_inside).
+        mode = read_mode(components, plan, params.dtype)
+        # Whether each index vector reads one element, not a slice (for kept_inside).
         elements = not outer and params.ndim == plan.axis + plan.depth
         parts = components.values
         gather: Callable[[Any, Any], Any]
@@ -103,7 +111,7 @@ class JaxEngine(Engine):
             # One component: JAX's own indexing, which XLA on CPU runs faster than a
             # lax.gather of the int64 index (benchmarks/RESULTS.md, "JAX engine choices").
             slices = (slice(None),) * outer
-            index, mode = _kept_inside(parts[0], plan.axis_sizes[0] - 1, mode, elements)
+            index, mode = kept_inside(parts[0], plan.axis_sizes[0] - 1, mode, elements)
             options = _leave_negatives_alone("get")
 
             def gather(block: Any, component: Any) -> Any:
@@ -120,7 +128,7 @@ class JaxEngine(Engine):
             cast = [jnp.astype(c, flat_dtype, copy=False) for c in parts]
             flat = flat_positions(cast, plan.strides)
             gathered = math.prod(plan.axis_sizes)
-            flat, mode = _kept_inside(flat, gathered - 1, mode, elements)
+            flat, mode = kept_inside(flat, gathered - 1, mode, elements)
             block = jnp.reshape(params, (gathered, *params.shape[plan.depth :]))
             return block.at[flat].get(mode=mode, **_leave_negatives_alone("get"))
         else:
@@ -142,8 +150,8 @@ class JaxEngine(Engine):
         (index,) = components.values
         self.flat_index_dtype(plan.largest_flat)  # refuses what int32 cannot number
         x = plan.read_block(x)
-        mode = _read_mode(components, plan, x.dtype)
-        index, mode = _kept_inside(index, plan.axis_sizes[0] - 1, mode, elements=True)
+        mode = read_mode(components, plan, x.dtype)
+        index, mode = kept_inside(index, plan.axis_sizes[0] - 1, mode, elements=True)
         options = _leave_negatives_alone("take_along_axis")
         return jnp.take_along_axis(x, index, axis=plan.axis, mode=mode, **options)
 
@@ -255,7 +263,7 @@ class JaxEngine(Engine):
             is_bad = lax.dynamic_index_in_dim(flat_bad, first, keepdims=False)
             return coords, is_bad, jnp.reshape(value, (-1,))
 
-        if find_bad is not None and _result_is_read(
+        if find_bad is not None and result_is_read(
             result.dtype, math.prod(result.shape), math.prod(indices.shape)
         ):
             # Everything that reads the index is in the branch (on sharded indices, the
@@ -266,14 +274,14 @@ class JaxEngine(Engine):
                 return tuple(origin), jnp.zeros((), dtype=bool), nothing
 
             coords, first_is_bad, value = lax.cond(
-                _marker_seen(result),
+                marker_seen(result),
                 lambda index: first_bad(index, jnp.reshape(find_bad(index), (-1,))),
                 none_bad,
                 indices,
             )
         else:
             coords, first_is_bad, value = first_bad(indices, jnp.reshape(bad, (-1,)))
-        message, arguments = _checkify_message(report, list(coords), value)
+        message, arguments = checkify_message(report, list(coords), value)
         checkify.check(~first_is_bad, message, **arguments)
         return result
 
@@ -321,85 +329,6 @@ def _last_update(
     picked = jnp.take(lines, jnp.maximum(winner, 0).reshape(-1), axis=first, mode="clip")
     hit = jnp.reshape(winner >= 0, (1,) * first + target_shape + (1,) * len(inner))
     return jnp.where(hit, jnp.reshape(picked, data.shape), data)
-
-
-def _read_mode(components: Components, plan: GatherPlan, dtype: Any) -> str:
-    """How the gather keeps out-of-range reads inside.
-
-    Nothing to do where every index is valid; a clamp where reads may be out of range (the
-    gather's own, or one fused before it: :func:`_kept_inside`); ``"fill"`` where
-    ``checkify`` reports them and no marker is put there instead (those reads hold JAX's
-    fill value and get no gradient; XLA on CPU runs "fill" faster than its own "clip").
-    """
-    if components.valid:
-        return "promise_in_bounds"
-    if components.bad is not None and not _marks_bad_reads(components, plan, dtype):
-        return "fill"
-    return "clip"
-
-
-def _kept_inside(index: Any, largest: int, mode: str, elements: bool) -> tuple[Any, str]:
-    """`index` and the gather mode that keep its reads inside ``[0, largest]``.
-
-    Where `mode` is ``"clip"`` and each index value reads one element (`elements`), the
-    index is clamped by one elementwise clip, fused into the gather's index computation,
-    and the gather is told that every read is in bounds: XLA on CPU runs that faster than
-    the gather's own clamp. Where each value reads a slice, the fused clip would be computed
-    again for every element of it, and the gather's own clamp stays (both measured in
-    benchmarks/RESULTS.md, "JAX engine choices").
-    """
-    if mode != "clip" or not elements:
-        return index, mode
-
-    return jnp.clip(index, 0, largest), "promise_in_bounds"
-
-
-def _marks_bad_reads(components: Components, plan: GatherPlan, dtype: Any) -> bool:
-    """Whether the gather of `plan` puts markers at its bad reads for ``checkify``."""
-    if components.bad is None:
-        return False
-    index_values = math.prod(components.bad.shape) * len(components.values)
-    return _result_is_read(dtype, math.prod(plan.out_shape), index_values)
-
-
-def _result_is_read(dtype: Any, result_size: int, index_size: int) -> bool:
-    """Whether the check of a gather's bad reads looks for markers in its result: where the
-    dtype has a marker and the result has no more elements than the index has values, so
-    that reading it costs no more than reading the index again (W1: 1M results against 2M
-    index values)."""
-    return _bad_marker(dtype) is not None and result_size <= index_size
-
-
-def _bad_marker(dtype: Any) -> Any:
-    """The value a checked gather puts at bad reads, for the check to find: NaN, or the
-    least (signed) or greatest (unsigned) integer; None for booleans, which have none.
-
-    The caller's data may hold it too; the check then reads the index to be sure.
-    """
-
-    if jnp.issubdtype(dtype, jnp.inexact):
-        return math.nan
-    if jnp.issubdtype(dtype, jnp.signedinteger):
-        return np.iinfo(dtype).min
-    if jnp.issubdtype(dtype, jnp.unsignedinteger):
-        return np.iinfo(dtype).max
-    return None
-
-
-def _marker_seen(result: Any) -> Any:
-    """Whether `result` holds the marker of its dtype anywhere: one reduction of it.
-
-    For floats a plain sum, NaN wherever a marker is (XLA on CPU sums faster than it
-    reduces ``isnan`` or ``result * 0``; infinities of both signs, or partial sums that
-    overflow both ways, also sum to NaN, which only costs the index read that settles it);
-    for integers a min or max.
-    """
-
-    if jnp.issubdtype(result.dtype, jnp.inexact):
-        return jnp.isnan(jnp.sum(result))
-    if jnp.issubdtype(result.dtype, jnp.signedinteger):
-        return jnp.min(result) == np.iinfo(result.dtype).min
-    return jnp.max(result) == np.iinfo(result.dtype).max
 
 
 def _may_be_sharded(params: Any) -> bool:
@@ -465,23 +394,3 @@ def is_traced(x: Any) -> bool:
     if isinstance(x, jax.core.Tracer):
         return True
     return isinstance(jnp.zeros((), dtype=bool), jax.core.Tracer)
-
-
-def _checkify_message(
-    report: BadIndex, coords: list[Any], value: Any
-) -> tuple[str, dict[str, Any]]:
-    """The eager path's IndexError text, as a ``checkify`` format string and its arguments.
-
-    One scalar argument per coordinate and per component, so that the message prints like
-    the eager one (``indices[2, 0] = [7, 1] ...``), not as NumPy arrays (``[2 0]``).
-    """
-    # Private-use characters stand for the fields while the rest of the text is escaped.
-    field = "\ue000{}\ue001"
-    position = tuple(field.format(f"p{k}") for k in range(len(coords)))
-    components = [field.format(f"v{j}") for j in range(value.shape[0])]
-    shown = "[" + ", ".join(components) + "]" if report.vector else components[0]
-    text = report.text(position, shown).replace("{", "{{").replace("}", "}}")
-    text = text.replace("\ue000", "{").replace("\ue001", "}")
-    arguments = {f"p{k}": c for k, c in enumerate(coords)}
-    arguments.update({f"v{j}": value[j] for j in range(value.shape[0])})
-    return text, arguments

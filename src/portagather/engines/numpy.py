@@ -142,7 +142,7 @@ class NumPyEngine(Engine):
 
 
 #: The ufunc of each reduction, applied by ``ufunc.at`` (every duplicate combined).
-_UFUNCS = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
+UFUNCS = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
 
 
 def scatter_at(
@@ -171,7 +171,7 @@ def scatter_at(
         # maximum.at and minimum.at flag a NaN they propagate as an invalid operation (their
         # elementwise forms do not): the NaN is the promised answer, not a fault.
         with np.errstate(invalid="ignore"):
-            _UFUNCS[reduce].at(line, flat, updates)
+            UFUNCS[reduce].at(line, flat, updates)
         return out
     line[flat] = updates
     if not promises.unique_indices:

@@ -16,21 +16,9 @@ from .._errors import BadIndex
 from .._indices import Components, IndexAccess
 from .._plan import GatherPlan
 from .._scatter import ScatterPromises
-from ._torch_private import batched_by_vmap, vmap_running
+from ._torch_private import batched_by_vmap
 from .base import Engine
-
-#: torch's names of the reductions, where they differ from portagather's.
-_TORCH_REDUCE = {"multiply": "prod", "min": "amin", "max": "amax"}
-
-#: The signed dtype of each unsigned one that torch has no gather or scatter kernels for:
-#: such data is gathered and scattered as the same bits.
-_SIGNED_TWIN = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
-
-
-#: Dtypes whose ``scatter_`` on the CPU rewrites every NaN of the tensor, written or not,
-#: as the canonical NaN (it goes through float32): written as the same bits of int16, so
-#: that ``"update"`` moves bits and leaves the other elements alone.
-_BITS_TWIN = {torch.float16: torch.int16, torch.bfloat16: torch.int16}
+from .torch_scatter import SIGNED_TWIN, TORCH_REDUCE, compiling, scatter_along
 
 
 class TorchEngine(Engine):
@@ -54,10 +42,10 @@ class TorchEngine(Engine):
     SMALL = 32
 
     def index_access(self, x: Any) -> IndexAccess:
-        return "none" if not _compiling() and batched_by_vmap(x) else "now"
+        return "none" if not compiling() and batched_by_vmap(x) else "now"
 
     def reads_cheaply(self, x: Any) -> bool:
-        return bool(x.is_cpu and not _compiling() and not batched_by_vmap(x))
+        return bool(x.is_cpu and not compiling() and not batched_by_vmap(x))
 
     def enforce_lazily(
         self, bad: Any, indices: Any, report: BadIndex, result: Any,
@@ -85,7 +73,7 @@ class TorchEngine(Engine):
         return torch.clamp(values, low, high)
 
     def value_range(self, x: Any) -> tuple[int, int]:
-        if torch.compiler.is_compiling():
+        if compiling():
             # Under torch.compile this raise breaks the graph, and the frame runs eagerly
             # (where the check reads the values); with fullgraph=True Dynamo reports it.
             msg = (
@@ -131,7 +119,7 @@ class TorchEngine(Engine):
         if (
             indices.dtype != torch.int64
             or not (data.is_cpu and self.reads_cheaply(indices))  # a GPU asserts instead
-            or data.dtype in _SIGNED_TWIN
+            or data.dtype in SIGNED_TWIN
         ):
             return None
         if along:
@@ -145,7 +133,7 @@ class TorchEngine(Engine):
         (``"unchecked"``) are first made as they are, where torch's gathers check them (on the
         CPU, outside ``torch.compile``): any out-of-range one raises before anything is read
         outside, and the gather is made again with the positions clamped."""
-        twin = _SIGNED_TWIN.get(data.dtype)
+        twin = SIGNED_TWIN.get(data.dtype)
         source = data if twin is None else data.view(twin)
         result = None
         if components.keep_inside and self.reads_cheaply(source):
@@ -170,12 +158,12 @@ class TorchEngine(Engine):
         # Unchecked values (keep_inside) go straight too where torch checks them (the CPU):
         # an out-of-range one raises there, and the flat path below clamps it.
         checked = not components.keep_inside or self.reads_cheaply(data)
-        if along and checked and data.dtype not in _SIGNED_TWIN:
+        if along and checked and data.dtype not in SIGNED_TWIN:
             (index,) = components.values
             if _torch_gathers_along(index, data, plan):
                 # Out of place where nothing is resolved: a new tensor, as a copy and an
                 # in-place write make.
-                kernel: Callable[..., Any] = _scatter_along
+                kernel: Callable[..., Any] = scatter_along
                 arguments: tuple[Any, ...] = (
                     data, plan.axis, index, updates, reduce, False, promises,
                     self.reads_cheaply(index),
@@ -184,7 +172,7 @@ class TorchEngine(Engine):
                     kernel, arguments = torch.scatter_add, (data, plan.axis, index, updates)
                 elif reduce != "update" and not promises.unique_indices:
                     kernel = functools.partial(
-                        torch.scatter_reduce, reduce=_TORCH_REDUCE[reduce], include_self=True
+                        torch.scatter_reduce, reduce=TORCH_REDUCE[reduce], include_self=True
                     )
                     arguments = (data, plan.axis, index, updates)
                 if not components.keep_inside:  # every value checked
@@ -201,7 +189,7 @@ class TorchEngine(Engine):
         *, dropping: bool = True,
     ) -> Any:  # fmt: skip
         flat = flat.reshape(-1)
-        line = _scatter_along(
+        line = scatter_along(
             data.reshape(-1), 0, flat, updates.reshape(-1), reduce, dropping, promises,
             self.reads_cheaply(flat),
         )  # fmt: skip
@@ -239,7 +227,7 @@ class TorchEngine(Engine):
         values = updates.reshape([*lead, positions.numel(), *tail])
         view = [*lead, gathered, *tail]
         cheap = self.reads_cheaply(positions)
-        result = _scatter_along(
+        result = scatter_along(
             data.reshape(view), dim, positions, values, reduce, dropping, promises, cheap
         )
         return result.reshape(shape)
@@ -265,7 +253,7 @@ class TorchEngine(Engine):
             if not _torch_gathers_along(indices, data, plan):
                 return None
             arguments = (data, plan.axis, indices, updates, reduce, False, promises, True)
-            return _unless_out_of_range(_scatter_along, *arguments)
+            return _unless_out_of_range(scatter_along, *arguments)
         if plan.depth != 1 or plan.batch_dims or not plan.vector:
             return None
         positions = indices.reshape(-1)  # the one component of each vector
@@ -314,10 +302,6 @@ class TorchEngine(Engine):
         return torch.gather(x, axis, indices)
 
 
-def _compiling() -> bool:
-    return bool(torch.compiler.is_compiling())
-
-
 def _unless_out_of_range(kernel: Callable[..., Any], *args: Any, **kwargs: Any) -> Any | None:
     """``kernel(*args, **kwargs)``, or None where torch's bounds check refused an index
     value (``index_select`` raises IndexError, ``gather`` and the scatters RuntimeError),
@@ -326,180 +310,6 @@ def _unless_out_of_range(kernel: Callable[..., Any], *args: Any, **kwargs: Any) 
         return kernel(*args, **kwargs)
     except (IndexError, RuntimeError):
         return None
-
-
-def _write(tensor: Any, method: str, *args: Any, **kwargs: Any) -> Any:
-    """``tensor.<method>_(...)`` in place on a new tensor of ours, or out of place under
-    ``torch.func.vmap``, which refuses in-place writes of batched values into a tensor that
-    is not batched (the copy is then torch's)."""
-    if not _compiling() and vmap_running():  # torch.compile can't trace it
-        return getattr(tensor, method)(*args, **kwargs)
-    return getattr(tensor, method + "_")(*args, **kwargs)
-
-
-def _scatter_along(
-    target: Any, dim: int, index: Any, values: Any, reduce: str, dropping: bool,
-    promises: ScatterPromises, cheap: bool,
-) -> Any:  # fmt: skip
-    """A new tensor: `target` with `values` combined by `reduce` at `index` along `dim`.
-
-    `index` is either 1-d (``values.shape[dim] == len(index)``: each value writes a slice,
-    by ``index_copy_``, ``index_add_``, or ``scatter_reduce_`` of the index expanded, a
-    view), or of the shape of `values` (elementwise: ``scatter_``, ``scatter_add_``,
-    ``scatter_reduce_``). Where `dropping`, the copy has one more slice along `dim`, where
-    dropped updates (at ``target.shape[dim]``) land, cut off at the end; nothing is
-    compressed (boolean indexing costs torch more than the scatter). Under ``"update"`` the
-    winners are found in the result's own storage, and duplicates write the winner's value
-    (:func:`_winning_values`), where autograd records nothing; otherwise the losers land in
-    the extra slice too (:func:`_winners`), so that each target is written once and autograd
-    gives the gradient to the winner alone. Under the promise of unique
-    indices nothing is resolved, and min and max read the targets, combine and write
-    (cheaper than ``scatter_reduce_``). `cheap` says whether index values may be read into
-    Python (:meth:`TorchEngine.reads_cheaply`). Autograd records the in-place ops on the
-    copy (under ``torch.func.vmap``, out-of-place ops: :func:`_write`).
-
-    uint16/32/64 (no kernels) go through the signed type of the same width: the same bits
-    for writes, sums and products (modulo 2**bits), and with the sign bit flipped for min
-    and max, which keeps their order. float16 and bfloat16 are written as int16 where
-    autograd does not record them (:data:`_BITS_TWIN`)."""
-    dtype = target.dtype
-    twin = _SIGNED_TWIN.get(dtype)
-    if reduce == "update" and dtype in _BITS_TWIN and not _records_gradients(target, values):
-        twin = _BITS_TWIN[dtype]
-    if twin is not None:
-        target, values = target.view(twin), values.view(twin)
-    flip = torch.iinfo(twin).min if twin is not None and reduce in ("min", "max") else 0
-    if flip:
-        target, values = target ^ flip, values ^ flip
-    size = target.shape[dim]
-    elementwise = index.ndim == values.ndim
-    unique = promises.unique_indices
-    in_place = reduce == "update" and not unique and _resolves_in_place(target, values, cheap)
-    if reduce == "update" and not unique and not in_place:
-        index, unique = _winners(size, dim if elementwise else 0, index, cheap, dropping)
-        dropping = dropping or not unique
-    if dropping:
-        extra = list(target.shape)
-        extra[dim] = 1
-        line = torch.cat([target, target.new_zeros(extra)], dim)
-    else:
-        line = target if flip else target.clone()  # the flip made a new tensor already
-    if in_place:
-        values = _winning_values(line, dim, index, values, elementwise)
-    if reduce == "update":
-        line = _write(line, "scatter" if elementwise else "index_copy", dim, index, values)
-    elif reduce == "add":
-        line = _write(line, "scatter_add" if elementwise else "index_add", dim, index, values)
-    elif unique and reduce in ("min", "max"):
-        old = _read_at(line, dim, index)
-        new = (torch.minimum if reduce == "min" else torch.maximum)(old, values)
-        line = _write(line, "scatter" if elementwise else "index_copy", dim, index, new)
-    else:
-        if not elementwise:
-            shape = [1] * values.ndim
-            shape[dim] = index.numel()
-            index = index.reshape(shape).expand(values.shape)
-        line = _write(
-            line, "scatter_reduce", dim, index, values, _TORCH_REDUCE[reduce], include_self=True
-        )
-    if dropping:
-        line = line.narrow(dim, 0, size)
-    if flip:
-        line = line ^ flip
-    return line if twin is None else line.view(dtype)
-
-
-def _read_at(tensor: Any, dim: int, index: Any) -> Any:
-    """`tensor` read along `dim` at `index`: elementwise (``gather``) where `index` has its
-    rank, else whole slices (``index_select``, also for 1-d `tensor`, where it runs several
-    times faster than ``gather``)."""
-    if index.ndim == tensor.ndim and index.ndim != 1:
-        return tensor.gather(dim, index)
-    return tensor.index_select(dim, index)
-
-
-def _records_gradients(*tensors: Any) -> bool:
-    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
-
-
-def _resolves_in_place(target: Any, values: Any, cheap: bool) -> bool:
-    """Whether ``"update"`` may find its winners in the result's own storage
-    (:func:`_winning_values`): values read cheaply, autograd records nothing (the storage is
-    overwritten under it), no ``vmap`` (whose writes are out of place), and elements of 4 or
-    8 bytes, which hold the update positions as integers of their width."""
-    return (
-        cheap
-        and not _records_gradients(target, values)
-        and not vmap_running()
-        and target.element_size() in (4, 8)
-        and (target.element_size() == 8 or values.numel() <= 2**31)
-    )
-
-
-def _winning_values(line: Any, dim: int, index: Any, values: Any, elementwise: bool) -> Any:
-    """`values` with each update replaced by the last update to its target, found in `line`
-    itself (the new result, every target of which is written afterwards): the update
-    positions written at the targets (one element per slice where each update writes a
-    slice) as integers of the elements' width, and read back. Where every update reads back
-    its own position, the targets are unique: `values` as they are. Where none reads back
-    an earlier one, each target holds its last; otherwise ``scatter_reduce("amax")``, a
-    reduction, settles it. Every update then writes its target's winner, so duplicates
-    write equal values whatever order torch writes them in."""
-    ints = line.view(torch.int32 if line.element_size() == 4 else torch.int64)
-    at = dim
-    if not elementwise:  # the first element of each slice along dim stands for the slice
-        ints = ints[tuple(slice(None) if d == dim else 0 for d in range(ints.ndim))]
-        at = 0
-    positions = torch.arange(index.numel(), dtype=ints.dtype, device=index.device)
-    positions = positions.reshape(index.shape)
-    ints.scatter_(at, index, positions)
-    won = _read_at(ints, at, index)
-    if torch.equal(won, positions):
-        return values
-    if bool((won < positions).any()):
-        # Every target holds one of its positions already: include it in the maximum.
-        ints.scatter_reduce_(at, index, positions, "amax")
-        won = _read_at(ints, at, index)
-    if elementwise:
-        return values.reshape(-1).index_select(0, won.reshape(-1)).reshape(values.shape)
-    return values.index_select(dim, won)
-
-
-def _winners(size: int, dim: int, index: Any, cheap: bool, dropping: bool) -> tuple[Any, bool]:
-    """`index` (along `dim`, in ``[0, size)``, or at `size` for a dropped update where
-    `dropping`) with each update that a later one to its target overrides moved to `size`,
-    and whether no update was moved (proved unique): for autograd, which must see each
-    target written once, by its winner, and where :func:`_winning_values` cannot be used.
-
-    The update positions are written into a scratch of their own (the data may be recorded
-    by autograd) at their targets. Where the index reads cheaply, read back: every position
-    that reads back itself proves the targets unique; where none reads back an earlier
-    position than its own, each target holds its last one; otherwise (and always on a GPU,
-    under ``torch.compile`` or ``vmap``, where values are not read) ``scatter_reduce
-    ("amax")``, a reduction, settles the largest position per target. Never assumed from
-    the order in which torch writes (``scatter_`` documents none)."""
-    count = index.numel()
-    positions_dtype = torch.int32 if count <= 2**31 else torch.int64
-    positions = torch.arange(count, dtype=positions_dtype, device=index.device)
-    positions = positions.reshape(index.shape)
-    shape = list(index.shape)
-    shape[dim] = size + dropping  # no more: torch's bounds check sees the caller's index
-    scratch = torch.empty(shape, dtype=positions_dtype, device=index.device)
-    if cheap:
-        scratch.scatter_(dim, index, positions)
-        won = _read_at(scratch, dim, index)
-        if torch.equal(won, positions):
-            return index, True
-        if not bool((won < positions).any()):
-            return torch.where(won == positions, index, size), False
-        # Every target holds one of its positions already: include it in the maximum.
-        scratch.scatter_reduce_(dim, index, positions, "amax")
-    else:
-        scratch = _write(
-            scratch, "scatter_reduce", dim, index, positions, "amax", include_self=False
-        )
-    won = _read_at(scratch, dim, index)
-    return torch.where(won == positions, index, size), False
 
 
 def _torch_gathers_along(index: Any, data: Any, plan: GatherPlan) -> bool:
