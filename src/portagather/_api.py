@@ -9,16 +9,15 @@ steps (``_arguments``, :func:`_engine_call`) and end in one scatter.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
 from ._arguments import gather_arguments, scatter_arguments
 from ._arguments import int_argument as _int_argument
 from ._arrays import Unread, fill_array
-from ._indices import IndexAccess, component_ranges, judge_ranges, normalize, resolve_default
+from ._indices import IndexAccess, all_in_range, normalize, resolve_default
 from ._plan import (
     GatherPlan,
     plan_gather,
@@ -129,38 +128,37 @@ def _compiled(call: _Call, steps: Any, option: Hashable, *arrays: Any) -> Any | 
     compiled computation (``Engine.compiled``): the policy, the gather or scatter and the fill
     in one dispatch, made once per plan, policy and `option`.
 
-    Under ``"error"`` the steps keep every read and write inside (``"clip"``) and return the
-    index's range with the result; read back once, it decides. None where an index is bad:
-    the call then runs eagerly, which raises the IndexError that names it."""
+    Under ``"error"`` the steps keep every read and write inside (``"clip"``) and return
+    with the result whether every index value is in range (:func:`all_in_range`); read back
+    once, it decides. None where an index is bad: the call then runs eagerly, which raises
+    the IndexError that names it."""
     checking = call.policy == "error"
     policy = "clip" if checking else call.policy
     static = (call.xp, call.engine, call.plan, policy, checking, option)
-    result, ranges = call.engine.compiled(steps, static, call.data, call.indices, *arrays)
-    if ranges is not None:
-        lows, highs = (line.tolist() for line in np.asarray(ranges))
-        if not judge_ranges(zip(lows, highs, strict=True), call.plan).all_valid:
-            return None
+    result, valid = call.engine.compiled(steps, static, call.data, call.indices, *arrays)
+    if valid is not None and not int(valid):
+        return None
     return result
 
 
 def _traced(static: tuple[Any, ...], data: Any, indices: Any) -> tuple[_Call, Any]:
-    """Inside :func:`_compiled`: the call on traced arrays, and the index's range where it
-    is checked (else None)."""
+    """Inside :func:`_compiled`: the call on traced arrays, and whether every index value is
+    in range where it is checked (else None)."""
     xp, engine, plan, policy, checking, _ = static
     call = _Call(xp, engine, data, indices, plan, policy, "trace")
-    ranges = component_ranges(xp, indices, plan) if checking and plan.axis_sizes else None
-    return call, ranges
+    checked = checking and plan.axis_sizes and math.prod(indices.shape)
+    return call, all_in_range(xp, indices, plan) if checked else None
 
 
 def _compiled_gather(static: tuple[Any, ...], data: Any, indices: Any, fill: Any) -> Any:
-    call, ranges = _traced(static, data, indices)
-    return _run(call, static[-1] if fill is None else fill), ranges
+    call, valid = _traced(static, data, indices)
+    return _run(call, static[-1] if fill is None else fill), valid
 
 
 def _compiled_scatter(static: tuple[Any, ...], data: Any, indices: Any, updates: Any) -> Any:
-    call, ranges = _traced(static, data, indices)
+    call, valid = _traced(static, data, indices)
     reduction, promises = static[-1]
-    return _scatter(call, updates, reduction, promises), ranges
+    return _scatter(call, updates, reduction, promises), valid
 
 
 def _keyable(fill: Any) -> bool:

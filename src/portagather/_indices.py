@@ -225,15 +225,21 @@ def judge_ranges(ranges: Iterable[tuple[int, int]], plan: GatherPlan) -> IndexRa
     return _ALL_VALID_SOME_NEGATIVE if any_negative else _ALL_VALID
 
 
-def component_ranges(xp: Any, indices: Any, plan: GatherPlan) -> Any:
-    """The ``(min, max)`` of each component of the caller's `indices` (not empty), as one
-    array of shape ``(2, components)`` in the index's dtype: one read settles the range."""
-    if plan.vector:
-        axes = tuple(range(indices.ndim - 1))
-        lows, highs = xp.min(indices, axis=axes), xp.max(indices, axis=axes)
-    else:
-        lows, highs = xp.reshape(xp.min(indices), (1,)), xp.reshape(xp.max(indices), (1,))
-    return xp.stack([lows, highs])
+def all_in_range(xp: Any, indices: Any, plan: GatherPlan) -> Any:
+    """A 0-d int8: 1 where every component of the caller's `indices` (not empty) is in
+    range for `plan` (as :func:`judge_ranges` judges), else 0. One reduction of the flat
+    mask, inside a compiled computation: XLA compiles that several times faster than a
+    reduction along some of the index's axes (the per-component minima and maxima), which a
+    first call on a new shape pays (benchmarks/RESULTS.md, "Engine choices")."""
+    signed = xp.isdtype(indices.dtype, "signed integer")
+    parts = [indices[..., k] for k in range(plan.depth)] if plan.vector else [indices]
+    mask = None
+    for part, n in zip(parts, plan.axis_sizes, strict=True):
+        valid = part < n
+        if signed:  # an unsigned value is never below the lower bound
+            valid = valid & (part >= (-n if plan.allow_negative else 0))
+        mask = valid if mask is None else mask & valid
+    return xp.min(xp.astype(xp.reshape(mask, (-1,)), xp.int8))
 
 
 def in_range(xp: Any, values: Any, parts: list[Any], plan: GatherPlan) -> Any:
