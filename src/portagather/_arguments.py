@@ -125,7 +125,7 @@ def scatter_arguments(
     reduce = check_reduce(reduce)
     promised = check_promises(*promises)
     pair = _Pair(data, indices, data_name, index_name)
-    given = _Updates(pair.xp, pair.data, pair.data_name, updates, update_name)
+    given = _Updates(pair.xp, pair.data_given, pair.data_name, updates, update_name)
     plan = plan_for(planner, pair.data, pair.indices, data_name, index_name, arguments)
     given.check_shape(plan.out_shape, updates_fit)
     data = pair.data_array()
@@ -455,11 +455,17 @@ class _Updates:
         self.xp, self.name, self.data_name = xp, name, data_name
         self.given = updates
         if _is_array(updates):
-            if aac.array_namespace(updates) is not xp and type(updates) is not type(data):
+            # `data` as the caller gave it: data given as Python values takes the index's
+            # library, whose arrays the updates must then be (not NumPy's, which holds them).
+            if type(updates) is not type(data) and aac.array_namespace(updates) is not xp:
+                library = (
+                    f"{type(data).__module__}.{type(data).__name__}"
+                    if _is_array(data)
+                    else f"the index's library, {getattr(xp, '__name__', xp)}"
+                )
                 msg = (
                     f"{name} must be an array of the same library as {data_name}; got "
-                    f"{type(updates).__module__}.{type(updates).__name__} and "
-                    f"{type(data).__module__}.{type(data).__name__}"
+                    f"{type(updates).__module__}.{type(updates).__name__} and {library}"
                 )
                 raise TypeError(msg)
             self.values: Any = None
