@@ -17,13 +17,13 @@ from ._indices import POLICIES
 from ._scatter import REDUCTIONS
 from ._segment import (
     SEGMENT_REDUCTIONS,
-    segment_csr,
     segment_max,
     segment_mean,
     segment_min,
     segment_prod,
     segment_sum,
 )
+from ._segment_csr import segment_csr
 
 __all__ = [
     "POLICIES",

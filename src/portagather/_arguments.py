@@ -40,7 +40,13 @@ from ._arrays import (
 from ._errors import raise_first_bad
 from ._indices import normalize_policy, resolve_default
 from ._plan import GatherPlan
+from ._python_values import (
+    is_array,
+    python_values,
+    shown,
+)
 from ._scatter import ScatterPromises, check_promises, check_reduce, check_reduce_dtype
+from ._updates import Updates
 from .engines import engine_for
 
 # -- 1. the options -------------------------------------------------------------------------
@@ -125,7 +131,7 @@ def scatter_arguments(
     reduce = check_reduce(reduce)
     promised = check_promises(*promises)
     pair = _Pair(data, indices, data_name, index_name)
-    given = _Updates(pair.xp, pair.data_given, pair.data_name, updates, update_name)
+    given = Updates(pair.xp, pair.data_given, pair.data_name, updates, update_name)
     plan = plan_for(planner, pair.data, pair.indices, data_name, index_name, arguments)
     given.check_shape(plan.out_shape, updates_fit)
     data = pair.data_array()
@@ -139,15 +145,6 @@ def scatter_arguments(
 
 # -- 2. the kinds ---------------------------------------------------------------------------
 
-#: Python and NumPy scalars that are numbers (bool included: its dtype is checked later).
-_NUMBERS = (bool, int, float, complex, np.bool_, np.number)
-#: Text scalars, which a data array or updates may hold (NumPy's and ndonnx's strings).
-_TEXT = (str, bytes, np.str_, np.bytes_)
-_NESTED = (list, tuple, range)
-
-_INDEX_KIND = "an array, an int or a rectangular nested list of ints"
-_VALUES_KIND = "an array, a scalar or a rectangular nested list of scalars"
-
 #: The namespace of each array type seen, for the common call with two arrays of one type.
 _NAMESPACES: dict[type, Any] = {}
 
@@ -155,17 +152,6 @@ _NAMESPACES: dict[type, Any] = {}
 def _namespace_name(x: Any) -> str:
     module = type(x).__module__.split(".")[0]
     return {"jaxlib": "jax", "array_api_strict": "array_api_strict"}.get(module, module)
-
-
-def _shown(value: Any) -> str:
-    """``repr(value)``, shortened where it is long (a large list)."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:72] + " ... " + text[-3:]
-
-
-def _is_array(x: Any) -> bool:
-    """An array of some namespace; a NumPy scalar is a Python value here."""
-    return not isinstance(x, np.generic) and aac.is_array_api_obj(x)
 
 
 class _Pair:
@@ -197,7 +183,7 @@ class _Pair:
                 "index for the masked entries"
             )
             raise TypeError(msg)
-        data_is_array, index_is_array = _is_array(data), _is_array(indices)
+        data_is_array, index_is_array = is_array(data), is_array(indices)
         if data_is_array and index_is_array:
             if type(data) is type(indices):
                 xp = aac.array_namespace(data)
@@ -244,7 +230,7 @@ class _Pair:
         if self.from_values[0]:
             if self.data.dtype == object:  # Python ints past every NumPy integer
                 msg = f"{self.data_name} holds integers that no integer dtype holds"
-                raise ValueError(msg + f"; got {_shown(self.data_given)}")
+                raise ValueError(msg + f"; got {shown(self.data_given)}")
             if not self.from_values[1] and not aac.is_numpy_namespace(self.xp):
                 device = device_for_new(self.indices)
                 try:
@@ -253,7 +239,7 @@ class _Pair:
                     msg = (
                         f"{self.data_name} must be an array, or values that the "
                         f"{_namespace_name(self.indices)} namespace holds; got "
-                        f"{_shown(self.data_given)} ({err})"
+                        f"{shown(self.data_given)} ({err})"
                     )
                     raise TypeError(msg) from None
             self.from_values = (False, self.from_values[1])
@@ -283,82 +269,6 @@ def _numpy_dtype(dtype: Any) -> Any:
         return np.dtype(dtype)  # NumPy's, JAX's and Dask's dtypes (and NumPy's scalar types)
     except TypeError:
         return np.dtype(dtype_name(dtype))
-
-
-def python_values(value: Any, name: str, *, text: bool) -> Any:
-    """`value`, given where an array is expected, as a NumPy array, or a TypeError naming
-    `name` and what it got (a ValueError for ragged nested lists).
-
-    Accepted: a Python or NumPy number (and, where `text`, a string), rectangular nested
-    lists and tuples of them, and objects NumPy converts to numbers (``__array__``). Python
-    ints past int64 are kept as ints (an object array): whether a dtype holds them is a
-    question about values, asked later.
-    """
-    kind = _VALUES_KIND if text else _INDEX_KIND
-    if isinstance(value, np.generic) and not text:
-        value = value.item()  # a NumPy integer index means the Python int it holds
-    if isinstance(value, _NUMBERS) or (text and isinstance(value, _TEXT)):
-        return np.asarray(value)
-    if isinstance(value, _NESTED):
-        try:
-            array = np.asarray(value)
-        except ValueError:
-            odd = _odd_leaf(value, text)
-            if not odd:
-                scalars = "scalars" if text else "ints"
-                msg = (
-                    f"{name} must be an array or a rectangular nested list of {scalars}; "
-                    f"got {_shown(value)}"
-                )
-                raise ValueError(msg) from None
-        except Exception:
-            odd = _odd_leaf(value, text) or [value]
-        else:
-            odd = _odd_leaf(value, text) if array.dtype.kind in "OUS" else []
-        if odd:
-            msg = f"{name} must be {kind}; got {_shown(value)}, which holds {_shown(odd[0])}"
-            raise TypeError(msg)
-        if array.dtype.kind in "fO":
-            return _exact(value, array)
-        return array
-    if not aac.is_array_api_obj(value) and hasattr(value, "__array__"):
-        array = np.asarray(value)
-        if array.dtype.kind in "biufc" or (text and array.dtype.kind in "US"):
-            return array
-    msg = f"{name} must be {kind}; got {_shown(value)}"
-    raise TypeError(msg)
-
-
-def _leaves(nested: Any) -> Any:
-    if isinstance(nested, _NESTED):
-        for item in nested:
-            yield from _leaves(item)
-    else:
-        yield nested
-
-
-def _odd_leaf(nested: Any, text: bool) -> list[Any]:
-    """``[leaf]``: the first leaf that is no scalar of the accepted kinds; ``[]`` if none."""
-    for leaf in _leaves(nested):
-        if isinstance(leaf, np.ndarray) and leaf.dtype.kind in ("biufcUS" if text else "biufc"):
-            continue
-        if not (isinstance(leaf, _NUMBERS) or (text and isinstance(leaf, _TEXT))):
-            return [leaf]
-    return []
-
-
-def _exact(nested: Any, array: Any) -> Any:
-    """Integers that NumPy made floats or objects (past int64: ``[1, 2**64 - 1]`` is float64,
-    ``[2**64]`` object) as an object array of the Python ints, exact; other numbers as they
-    are (an object array of mixed floats and huge ints: as floats)."""
-    leaves = list(_leaves(nested))
-    if leaves and all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in leaves):
-        exact = np.empty(len(leaves), dtype=object)
-        exact[:] = [int(v) for v in leaves]
-        return exact.reshape(array.shape)
-    if array.dtype == object:
-        return array.astype(complex if any(isinstance(v, complex) for v in leaves) else float)
-    return array
 
 
 # -- 3. shapes ------------------------------------------------------------------------------
@@ -443,146 +353,6 @@ def _bad(values: Any, plan: GatherPlan) -> Any:
     return bad
 
 
-# -- the updates of a scatter ---------------------------------------------------------------
-
-
-class _Updates:
-    """The updates of a scatter: an array of the data's namespace, or checked Python values."""
-
-    __slots__ = ("data_name", "given", "name", "values", "xp")
-
-    def __init__(self, xp: Any, data: Any, data_name: str, updates: Any, name: str) -> None:
-        self.xp, self.name, self.data_name = xp, name, data_name
-        self.given = updates
-        if _is_array(updates):
-            # `data` as the caller gave it: data given as Python values takes the index's
-            # library, whose arrays the updates must then be (not NumPy's, which holds them).
-            if type(updates) is not type(data) and aac.array_namespace(updates) is not xp:
-                library = (
-                    f"{type(data).__module__}.{type(data).__name__}"
-                    if _is_array(data)
-                    else f"the index's library, {getattr(xp, '__name__', xp)}"
-                )
-                msg = (
-                    f"{name} must be an array of the same library as {data_name}; got "
-                    f"{type(updates).__module__}.{type(updates).__name__} and {library}"
-                )
-                raise TypeError(msg)
-            self.values: Any = None
-        else:
-            self.values = python_values(updates, name, text=True)
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        source = self.given if self.values is None else self.values
-        return tuple(source.shape)
-
-    def check_shape(self, shape: tuple[int, ...], mode: str) -> None:
-        given = self.shape
-        if mode == "block":
-            fits = len(given) == len(shape) and all(
-                g >= s for g, s in zip(given, shape, strict=True)
-            )
-            wanted = f"at least {shape} on every axis (index.shape)"
-        elif mode == "broadcast":
-            fits = len(given) <= len(shape) and all(
-                g in (1, s) for g, s in zip(given[::-1], shape[::-1], strict=False)
-            )
-            wanted = f"broadcastable to {shape}"
-        else:
-            fits = given == shape
-            wanted = f"{shape}"
-        if not fits:
-            msg = f"{self.name}.shape must be {wanted}; got {given}"
-            raise ValueError(msg)
-
-    def check_dtype(self, dtype: Any) -> None:
-        if self.values is not None:
-            return
-        xp, updates = self.xp, self.given
-        if updates.dtype != dtype and not _casts_safely(xp, updates.dtype, dtype):
-            msg = (
-                f"{self.name} must have a dtype that casts safely to {self.data_name}.dtype = "
-                f"{dtype_name(dtype)}; got {dtype_name(updates.dtype)}"
-            )
-            raise TypeError(msg)
-
-    def array(self, data: Any, shape: tuple[int, ...], mode: str) -> Any:
-        """The updates as an array of data's namespace and dtype, of the gather's result
-        `shape` (Python values checked to be held exactly by data's dtype first)."""
-        xp = self.xp
-        if self.values is None:
-            updates = self.given
-        else:
-            _check_python_values(self.values, data.dtype, self.name, self.data_name, self.given)
-            values = self.values
-            if values.dtype == object:  # huge ints into a floating dtype: as Python floats
-                values = values.astype(float)
-            try:
-                updates = xp.asarray(values, dtype=data.dtype, device=device_for_new(data))
-            except (TypeError, ValueError, OverflowError) as err:
-                wanted = dtype_name(data.dtype)
-                msg = (
-                    f"{self.name} must be values that {self.data_name}.dtype = {wanted} holds "
-                    f"exactly, or an array; got {_shown(self.given)} ({err})"
-                )
-                raise TypeError(msg) from None
-        if updates.dtype != data.dtype:
-            updates = xp.astype(updates, data.dtype)
-        if tuple(updates.shape) != shape:
-            if mode == "block":
-                updates = updates[tuple(slice(0, s) for s in shape)]
-            else:
-                updates = xp.broadcast_to(updates, shape)
-        return updates
-
-
-def _check_python_values(
-    given: Any, dtype: Any, name: str, data_name: str, written: object
-) -> None:
-    """Python values (`written`, as the NumPy array `given`) must be held exactly by
-    `dtype`: no float into an integer dtype, no complex into a real one, no integer outside
-    the dtype's range, no string into a number (backends would truncate, wrap or refuse them,
-    each differently)."""
-    target = dtype_name(dtype)
-    try:
-        wanted = np.dtype(target)
-    except TypeError:
-        return  # a dtype outside the standard's: the namespace decides
-    if given.size == 0:
-        return  # no values, whatever dtype NumPy guessed for them
-    kind = given.dtype.kind  # "O": Python ints past int64
-    refused = (
-        (kind == "f" and wanted.kind in "biu")
-        or (kind == "c" and wanted.kind != "c")
-        or (kind in "iuO" and wanted.kind == "b")
-        or (kind in "US" and wanted.kind in "biufc")
-    )
-    if kind in "iuO" and wanted.kind in "iu":
-        info = np.iinfo(wanted)
-        refused = int(given.min()) < int(info.min) or int(given.max()) > int(info.max)
-    if refused:
-        msg = (
-            f"{name} must be values that {data_name}.dtype = {target} holds exactly, or an "
-            f"array; got {_shown(written)}"
-        )
-        raise TypeError(msg)
-
-
-def _casts_safely(xp: Any, source: Any, target: Any) -> bool:
-    """NumPy's "safe" casting between the standard's dtypes, by name (backends differ:
-    ndonnx lets float32 cast to int32); the namespace's ``can_cast`` for any other dtype."""
-    names = dtype_name(source), dtype_name(target)
-    try:
-        return bool(np.can_cast(np.dtype(names[0]), np.dtype(names[1]), casting="safe"))
-    except TypeError:
-        pass
-    try:
-        return bool(xp.can_cast(source, target))
-    except TypeError:
-        return False
-
-
 # -- for front ends that work on the arguments before the core -------------------------------
 
 
@@ -594,20 +364,6 @@ def arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple[An
     pair = _Pair(data, indices, data_name, index_name)
     data = pair.data_array()
     return pair.xp, data, pair.indices, pair.from_values[1]
-
-
-def updates_array(xp: Any, updates: Any, data: Any, name: str, data_name: str) -> Any:
-    """`updates` as an array of data's namespace and dtype, of any shape: the kinds, dtype and
-    value checks of a scatter's updates (for front ends and the segment reductions, which
-    check shapes their own way)."""
-    given = _Updates(xp, data, data_name, updates, name)
-    given.check_dtype(data.dtype)
-    return given.array(data, given.shape, "exact")
-
-
-def check_python_values(values: Any, dtype: Any, name: str, data_name: str) -> None:
-    """Python `values` (a scalar or nested lists) must be held exactly by `dtype`."""
-    _check_python_values(python_values(values, name, text=True), dtype, name, data_name, values)
 
 
 def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple[Any, Any, Any]:

@@ -1,5 +1,5 @@
-"""Segment reductions: ``segment_sum`` / ``_mean`` / ``_max`` / ``_min`` / ``_prod`` and the CSR
-form ``segment_csr``, on the scatters' plans, policies and engines.
+"""Segment reductions: ``segment_sum`` / ``_mean`` / ``_max`` / ``_min`` / ``_prod``, on the
+scatters' plans, policies and engines.
 
 A segment reduction is a scatter: ``segment_sum(data, ids, n)`` is ``scatter_nd`` into an
 array of shape ``(n,) + data.shape[ids.ndim:]`` filled with the reduction's identity, with
@@ -9,8 +9,7 @@ axis=0)`` whose bad index is described as a segment id; nothing here reads or wr
 element by element, and each engine runs the scatter its own way. The mean is the sum over a
 count, which is a second scatter (an add of ones) with the same ids and policy.
 
-The CSR form turns offsets into segment ids (one ``searchsorted`` of every row position in the
-offsets) and reduces those, with rows outside every segment dropped.
+The CSR form ``segment_csr`` is in ``_segment_csr``.
 """
 
 from __future__ import annotations
@@ -61,19 +60,6 @@ class SegmentIds(BadIndex):
         )
 
 
-@dataclass(frozen=True)
-class Offsets(BadIndex):
-    """A bad CSR offset: outside ``[0, n]`` or smaller than the one before it; `data_shape`
-    is the data's shape and `axis` the axis the offsets split."""
-
-    def valid_range_text(self) -> str:
-        n = self.data_shape[self.axis]
-        return (
-            f"is outside [0, {n}] or smaller than the offset before it (offsets must be "
-            f"non-decreasing along their last axis, in [0, data.shape[{self.axis}]] = [0, {n}])"
-        )
-
-
 @lru_cache(maxsize=512)
 def plan_segments(shape: tuple[int, ...], index_shape: tuple[int, ...]) -> GatherPlan:
     """The plan of a segment reduction into a result of `shape` (``(num_segments,) +
@@ -104,7 +90,7 @@ def _num_segments_argument(value: object) -> int | None:
     raise TypeError(msg)
 
 
-def _check_dtype(xp: Any, reduce: str, dtype: Any, function: str) -> None:
+def check_dtype(xp: Any, reduce: str, dtype: Any, function: str) -> None:
     """Numeric data for every reduction; real numeric for ``max`` and ``min``."""
     numeric = _is_api_dtype(xp, dtype) and bool(xp.isdtype(dtype, "numeric"))
     if numeric and not (reduce in ("max", "min") and _complex(xp, dtype)):
@@ -146,13 +132,13 @@ def _full(xp: Any, shape: tuple[int, ...], value: int | float, dtype: Any, like:
         from dask.array.core import normalize_chunks
 
         inner = len(shape) - 1
-        previous = _nonzero_chunks(like.chunks[like.ndim - inner :] if inner else ())
+        previous = nonzero_chunks(like.chunks[like.ndim - inner :] if inner else ())
         chunks = normalize_chunks(("auto", *previous), shape, dtype=np.dtype(dtype))
         return da.full(shape, value, dtype=dtype, chunks=chunks)
     return xp.full(shape, value, dtype=dtype, device=device_for_new(like))
 
 
-def _nonzero_chunks(chunks: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:
+def nonzero_chunks(chunks: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:
     """Dask chunks without the zero-size ones, which Dask's elementwise operations and
     reshapes mis-handle (``da.maximum(c, 0)`` on chunks ``(0, 1)`` gives two elements)."""
     return tuple(tuple(n for n in sizes if n) or (0,) for sizes in chunks)
@@ -187,7 +173,7 @@ def _prepare(
     promises = check_promises(False, indices_are_sorted)
     xp, data, ids = as_arrays(data, segment_ids, "data", "segment_ids")
     check_index_dtype(xp, ids, "segment_ids")
-    _check_dtype(xp, reduce, data.dtype, function)
+    check_dtype(xp, reduce, data.dtype, function)
     shape, id_shape = static_shape(data, "data"), static_shape(ids, "segment_ids")
     if shape[: len(id_shape)] != id_shape:
         msg = (
@@ -304,122 +290,6 @@ def _enforce_too_large(call: _Call, result: Any) -> Any:
             raise_first_bad(xp, wide >= call.num_segments, ids, report, engine.read_int)
         return result
     return engine.enforce_lazily(wide >= call.num_segments, ids, report, result)
-
-
-# The CSR form: segments given by offsets into sorted data.
-
-_CSR_POLICIES = {"error": "error", "ERROR": "error", "unchecked": "unchecked"}
-
-
-def _csr(data: Any, offsets: Any, reduce: object, bad_indices: object) -> Any:
-    """The segment reduction of `data` split by CSR `offsets` (see :func:`segment_csr`)."""
-    if not isinstance(reduce, str) or reduce not in SEGMENT_REDUCTIONS:
-        valid = ", ".join(repr(r) for r in SEGMENT_REDUCTIONS)
-        msg = f"reduce must be one of {valid}; got {reduce!r}"
-        raise ValueError(msg)
-    if not isinstance(bad_indices, str) or bad_indices not in _CSR_POLICIES:
-        msg = (
-            "bad_indices must be 'error' or 'unchecked' for offsets (a bad offset has no "
-            f"segment to drop, clip or wrap to); got {bad_indices!r}"
-        )
-        raise ValueError(msg)
-    policy = _CSR_POLICIES[bad_indices]
-    xp, data, offsets = as_arrays(data, offsets, "data", "offsets")
-    check_index_dtype(xp, offsets, "offsets")
-    _check_dtype(xp, reduce, data.dtype, f'segment_csr(reduce="{reduce}")')
-    shape, offset_shape = static_shape(data, "data"), static_shape(offsets, "offsets")
-    axis = len(offset_shape) - 1
-    if axis < 0 or axis >= len(shape) or offset_shape[:axis] != shape[:axis]:
-        msg = (
-            "offsets must have at least 1 dimension and, before its last one, the leading "
-            "dimensions of data (offsets.shape = data.shape[:k] + (num_segments + 1,), which "
-            f"splits data along axis k); got offsets.shape = {offset_shape} and data.shape = "
-            f"{shape}"
-        )
-        raise ValueError(msg)
-    if offset_shape[-1] < 1:
-        msg = "offsets must hold at least one offset along its last axis; got none"
-        raise ValueError(msg)
-    engine = engine_for(xp)
-    offsets = engine.index_array(offsets)
-    if aac.is_dask_array(data):
-        data = data.rechunk(_nonzero_chunks(data.chunks))
-    rows = xp.reshape(data, (math.prod(shape[: axis + 1]), *shape[axis + 1 :]))
-    ids, count = _ids_from_offsets(xp, engine, offsets, shape, axis, rows)
-    reduced = segment_reduce(
-        rows, ids, count, reduce, indices_are_sorted=True, bad_indices="ignore",
-        function=f'segment_csr(reduce="{reduce}")',
-    )  # fmt: skip
-    segments = offset_shape[-1] - 1
-    result = xp.reshape(reduced, (*shape[:axis], segments, *shape[axis + 1 :]))
-    if policy == "error":
-        result = _enforce_offsets(xp, engine, offsets, shape, axis, result)
-    return result
-
-
-def _ids_from_offsets(
-    xp: Any, engine: Engine, offsets: Any, shape: tuple[int, ...], axis: int, rows: Any
-) -> tuple[Any, int]:
-    """The segment id of every row of data viewed as ``(prod(shape[:axis + 1]), ...)``, -1 for
-    a row in no segment, and the number of segments over all batches.
-
-    `rows` is the data so viewed. The batches' offsets are shifted by ``batch * n`` into one
-    non-decreasing line (offsets in ``[0, n]``), and one ``searchsorted`` finds for each row
-    the last offset at or before it: entry ``s`` of batch ``b`` is segment ``b * S + s``, the
-    last entry of a batch is past it.
-    """
-    wide = engine.wide_index_dtype()
-    n, batches = shape[axis], math.prod(shape[:axis])
-    line = offsets.shape[-1]
-    segments = line - 1
-    device = device_for_new(offsets)
-    values = xp.reshape(to_wide(xp, offsets, wide, None, False), (batches, line))
-    shift = xp.reshape(xp.arange(batches, dtype=wide, device=device) * n, (batches, 1))
-    flat = xp.reshape(values + shift, (batches * line,))
-    positions = xp.arange(batches * n, dtype=wide, device=device)
-    if aac.is_dask_array(rows):  # the ids in the rows' chunks of the data
-        positions = positions.rechunk(rows.chunks[:1])
-    position = xp.searchsorted(flat, positions, side="right") - 1
-    batch = xp.floor_divide(position, line)
-    entry = position - batch * line
-    inside = (position >= 0) & (entry < segments)
-    ids = xp.where(inside, batch * segments + entry, xp.full_like(position, -1))
-    return ids, batches * segments
-
-
-def _enforce_offsets(
-    xp: Any, engine: Engine, offsets: Any, shape: tuple[int, ...], axis: int, result: Any
-) -> Any:
-    """``"error"`` for offsets outside ``[0, n]`` or smaller than the one before them."""
-    if not math.prod(offsets.shape):
-        return result
-    n = shape[axis]
-    values = to_wide(xp, offsets, engine.wide_index_dtype(), None, False)
-    bad = (values < 0) | (values > n)
-    if offsets.shape[-1] > 1:
-        falls = values[..., 1:] < values[..., :-1]
-        first = xp.zeros((*offsets.shape[:-1], 1), dtype=xp.bool, device=device_for_new(values))
-        bad = bad | xp.concat([first, falls], axis=-1)
-        if aac.is_dask_array(bad):  # the lazy check reads bad and offsets block by block
-            bad = bad.rechunk(offsets.chunks)
-    report = Offsets("offsets", False, "data", shape, axis)
-    access = engine.index_access(offsets)
-    if access == "now":
-        if engine.value_range(xp.astype(bad, xp.int8))[1]:
-            raise_first_bad(xp, bad, offsets, report, engine.read_int)
-        return result
-    try:
-        return engine.enforce_lazily(bad, offsets, report, result)
-    except ValueError:
-        if access != "trace":
-            raise
-        msg = (
-            'bad_indices="error" reads the offsets to decide whether to raise, which are '
-            "traced here. Either wrap the function with jax.experimental.checkify.checkify, or "
-            'pass bad_indices="unchecked" (offsets then must be valid: for bad ones the result '
-            "is unspecified, but nothing outside the arrays is read or written)"
-        )
-        raise ValueError(msg) from None
 
 
 # The public functions.
@@ -557,44 +427,3 @@ segment_prod = _segment_function(
 """,
     ),
 )
-
-
-def segment_csr(data: Any, offsets: Any, *, reduce: str = "sum", bad_indices: Any = "error") -> Any:
-    """The reduction of the segments of `data` that CSR `offsets` mark, like torch_scatter's
-    ``segment_csr`` and ``torch.segment_reduce(..., offsets=...)``: segment ``s`` is
-    ``data[offsets[s]:offsets[s + 1]]``.
-
-    Parameters
-    ----------
-    data : array
-        The rows, sorted by segment.
-    offsets : array of integers, or nested lists of ints
-        Shape ``data.shape[:k] + (num_segments + 1,)``: it splits `data` along axis ``k``
-        (axis 0 for a 1-d `offsets`; with more dimensions, each leading position has its own
-        offsets, as in ``torch_scatter.segment_csr``). Non-decreasing along the last axis,
-        in ``[0, data.shape[k]]``; the rows before the first offset and from the last one on
-        belong to no segment.
-    reduce : {"sum", "mean", "max", "min", "prod"}, optional
-        The reduction, as ``segment_<reduce>``: an empty segment gets its identity (0 for the
-        sum and the mean, 1, the dtype's lowest or highest value).
-    bad_indices : {"error", "unchecked"}, optional
-        ``"error"`` raises ``IndexError`` naming the first offset outside ``[0, n]`` or
-        smaller than the one before it (eagerly, when a Dask result is computed, under
-        ``checkify``); ``"unchecked"`` promises there is none (for a bad offset the result
-        is unspecified, but nothing outside the arrays is read or written).
-
-    Returns
-    -------
-    array
-        Shape ``data.shape[:k] + (num_segments,) + data.shape[k + 1:]``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagather as pg
-    >>> pg.segment_csr(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), [0, 2, 2, 5])
-    array([ 3.,  0., 12.])
-    >>> pg.segment_csr(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), [0, 2, 2, 5], reduce="max")
-    array([  2., -inf,   5.])
-    """
-    return _csr(data, offsets, reduce, bad_indices)

@@ -12,7 +12,8 @@ from typing import Any
 import array_api_compat as aac
 import numpy as np
 
-from .._arguments import arrays, python_values
+from .._arguments import arrays
+from .._python_values import python_values
 from ..engines import engine_for
 
 

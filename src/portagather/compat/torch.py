@@ -51,19 +51,13 @@ import array_api_compat as aac
 import numpy as np
 
 from .. import _api
-from .._arguments import (
-    arrays,
-    as_arrays,
-    check_python_values,
-    gather_arguments,
-    int_argument,
-    scatter_arguments,
-    updates_array,
-)
+from .._arguments import arrays, as_arrays, gather_arguments, int_argument, scatter_arguments
 from .._arrays import check_index_dtype, dtype_name
 from .._plan import plan_gather_d
-from .._segment import segment_csr as pg_segment_csr
+from .._python_values import check_python_values
+from .._segment_csr import segment_csr as pg_segment_csr
 from .._types import Reduction
+from .._updates import updates_array
 from ..engines import engine_for
 from ._common import as_int, count_from_end, per_segment, renamed, ways_out
 
