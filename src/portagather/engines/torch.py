@@ -73,7 +73,7 @@ class TorchEngine(Engine):
         return torch.clamp(values, low, high)
 
     def value_range(self, x: Any) -> tuple[int, int]:
-        if compiling():
+        if torch.compiler.is_compiling():
             # Under torch.compile this raise breaks the graph, and the frame runs eagerly
             # (where the check reads the values); with fullgraph=True Dynamo reports it.
             msg = (
