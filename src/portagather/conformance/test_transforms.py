@@ -174,8 +174,7 @@ def test_grad(backend, mode, repro, op, policy, x64):
 @pytest.mark.only("torch")
 @pytest.mark.parametrize("policy", GRADIENT_POLICIES)
 @pytest.mark.parametrize("op", OPS)
-@pytest.mark.usefixtures("backend")
-def test_autograd(repro, op, policy):
+def test_autograd(backend, repro, op, policy):
     import torch
 
     call, resolved, cotangent = _gradient_case(op, policy, "eager")
@@ -185,7 +184,7 @@ def test_autograd(repro, op, policy):
     call.function()(data, indices).backward(torch.asarray(cotangent))
     assert data.grad is not None
     assert not indices.requires_grad
-    assert np.array_equal(data.grad.numpy(), expected_gradient(resolved, cotangent))
+    assert np.array_equal(backend.to_numpy(data.grad), expected_gradient(resolved, cotangent))
 
 
 @pytest.mark.cell("lazy")

@@ -146,6 +146,18 @@ class TorchEngine(Engine):
     def copy(self, data: Any) -> Any:
         return data.clone()  # stays in the autograd graph
 
+    def select_function(self, dtype: Any) -> Any:
+        twin = SIGNED_TWIN.get(dtype)
+        if twin is None:
+            return torch.where
+
+        def where(condition: Any, x: Any, y: Any) -> Any:
+            # PyTorch's CUDA where has no uint16/32/64 kernels: the same bits as signed.
+            y = torch.as_tensor(y, dtype=dtype, device=x.device)
+            return torch.where(condition, x.view(twin), y.view(twin)).view(dtype)
+
+        return where
+
     def scatter(
         self, data: Any, components: Components, updates: Any, plan: GatherPlan, reduce: str,
         promises: ScatterPromises,
@@ -154,11 +166,13 @@ class TorchEngine(Engine):
         same shape as the updates, every value in range, a dtype torch scatters): one
         ``scatter_add`` / ``scatter_reduce`` / ``scatter``; otherwise one write per index
         vector for slices (:meth:`_scatter_slices`), or through flat positions."""
+        if _no_kernel(data, reduce):
+            return super().scatter(data, components, updates, plan, reduce, promises)
         along = plan.kind == "along" and components.keep is None and data.ndim
         # Unchecked values (keep_inside) go straight too where torch checks them (the CPU):
         # an out-of-range one raises there, and the flat path below clamps it.
         checked = not components.keep_inside or self.reads_cheaply(data)
-        if along and checked and data.dtype not in SIGNED_TWIN:
+        if along and checked and data.dtype not in SIGNED_TWIN and data.dtype != torch.bool:
             (index,) = components.values
             if _torch_gathers_along(index, data, plan):
                 # Out of place where nothing is resolved: a new tensor, as a copy and an
@@ -188,6 +202,8 @@ class TorchEngine(Engine):
         self, data: Any, flat: Any, updates: Any, reduce: str, promises: ScatterPromises,
         *, dropping: bool = True,
     ) -> Any:  # fmt: skip
+        if _no_kernel(data, reduce):
+            return super().scatter_at(data, flat, updates, reduce, promises, dropping=dropping)
         flat = flat.reshape(-1)
         line = scatter_along(
             data.reshape(-1), 0, flat, updates.reshape(-1), reduce, dropping, promises,
@@ -300,6 +316,13 @@ class TorchEngine(Engine):
         if not elementwise:  # with broadcasting, torch would expand the indices first
             return None
         return torch.gather(x, axis, indices)
+
+
+def _no_kernel(data: Any, reduce: str) -> bool:
+    """Whether PyTorch has no scatter kernel for `reduce` on `data`: the product of complex
+    numbers on a GPU (``scatter_reduce`` there has none), which the generic sorted scatter
+    computes instead."""
+    return reduce == "multiply" and data.is_complex() and not data.is_cpu
 
 
 def _unless_out_of_range(kernel: Callable[..., Any], *args: Any, **kwargs: Any) -> Any | None:

@@ -62,10 +62,12 @@ def scatter_along(
 
     uint16/32/64 (no kernels) go through the signed type of the same width: the same bits
     for writes, sums and products (modulo 2**bits), and with the sign bit flipped for min
-    and max, which keeps their order. float16 and bfloat16 are written as int16 where
-    autograd does not record them (:data:`_BITS_TWIN`)."""
+    and max, which keeps their order; bool as uint8 (max is OR, min AND). float16 and
+    bfloat16 are written as int16 where autograd does not record them (:data:`_BITS_TWIN`)."""
     dtype = target.dtype
     twin = SIGNED_TWIN.get(dtype)
+    if dtype == torch.bool:  # PyTorch's CUDA scatters have no bool kernels: as uint8 bits
+        twin = torch.uint8
     if reduce == "update" and dtype in _BITS_TWIN and not _records_gradients(target, values):
         twin = _BITS_TWIN[dtype]
     if twin is not None:
