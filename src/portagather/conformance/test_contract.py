@@ -345,8 +345,10 @@ def test_data_dtype(backend, repro, op, dtype):
 @pytest.mark.parametrize("op", OPS)
 def test_index_dtype(backend, repro, op, dtype):
     base = BAD[op]
-    largest = np.iinfo(dtype).max
-    indices = np.where(base.indices < 0, largest, base.indices).astype(dtype)
+    # The largest value as an array of its dtype: NumPy 2.5 refuses a Python uint64 beside
+    # the int64 indices in where().
+    largest = np.array(np.iinfo(dtype).max, dtype=dtype)
+    indices = np.where(base.indices < 0, largest, base.indices.astype(dtype))
     for policy in ("ignore", "wrap", "clip"):
         call = repro(Call(op, base.data, indices, {**base.kwargs, "bad_indices": policy}))
         out, data_array = call.run(backend)
