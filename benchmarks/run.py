@@ -307,7 +307,15 @@ def marked(r, target, digits=2):
 TEMPLATE = HERE / "RESULTS.template.md"
 #: Sections of the report written by other scripts (``<!-- name -->`` ... ``<!-- /name -->``),
 #: each the template field of its name with "_" for "-".
-CARRIED = ("scale-out", "scatter", "last-wins", "jax-eager", "segments", "segments-scale-out")
+CARRIED = (
+    "scale-out",
+    "scatter",
+    "last-wins",
+    "jax-eager",
+    "segments",
+    "segments-scale-out",
+    "gpu",
+)
 
 
 def _section_pattern(name):

@@ -386,34 +386,25 @@ def report(result: dict[str, Any], rounds: int) -> str:
     return "\n".join(lines)
 
 
-#: What the halves above show, and a breakdown of portagather's reduction on each engine
-#: (its flat targets and its scatter timed alone); the engine work targets these passes.
+#: What the halves above show: where portagather's reduction still differs from the
+#: native kernels.
 WHERE_THE_TIME_GOES = [
     "Where the time goes. The gather half is the gathers' own path, at par with the native "
-    "one (NumPy's `take` beats `x[src]`). The reduction half is a general scatter, which "
-    "for a segment sum makes passes the native kernels do not:",
+    "one (NumPy's `take` beats `x[src]`). The reduction half is a scatter of whole rows, "
+    "one position per row, as the native kernels take it: PyTorch's `index_add_` (or "
+    "`scatter_reduce_` of the ids expanded, a view), JAX's `.at[ids]` with a row window (the "
+    "promise of sorted ids passed on to XLA where its index vectors keep the order), NumPy's "
+    "`add.at` on flat positions. What is left:",
     "",
-    "- Every engine first computes one flat target per *element* of the messages (`dst * 32 "
-    "+ arange(32)`: 32M int64 positions, 256 MB written and read again) where the native "
-    "kernels take one id per *row*. On PyTorch that broadcast add alone costs more than "
-    "torch's whole `index_add_`; `scatter_add_` on the 32M positions then costs about as "
-    "much as `index_add_` on the 1M rows, on a copy of the result one element longer "
-    '(`torch.cat`). Under `"error"` the ids\' range is read first (one `aminmax`, small).',
-    "- JAX broadcasts the ids and an `arange` to the messages' shape and runs one XLA "
-    "scatter with 32M index vectors of depth 2; XLA on CPU runs that an order of magnitude "
-    "slower than `.at[dst].add(messages)` (1M row indices, a 32-wide window), which is what "
-    "`jax.ops.segment_sum` lowers to. `indices_are_sorted` is not passed on.",
-    "- NumPy is the exception: its `np.add.at` with 1-d ids and 2-d values takes a slow "
-    "row-wise path, and `add.at` on flat positions (with their computation), which is "
-    "portagather's path and the hand-written native candidate here, runs faster than it; "
-    "`np.add.reduceat` on the sorted rows is no faster. portagather adds a copy of the "
-    "identity-filled result into a buffer one element longer, and the ids' range read.",
-    "- The softmax adds portagather's checked gathers of the per-node peak and total, which "
-    "the native idioms index without a check, on top of two such reductions.",
-    "",
-    "A segment path in the engines (the ids as row indices: `index_add_` / "
-    "`segment_reduce`, `.at[ids].add` with `indices_are_sorted`, NumPy's flat `add.at` "
-    "without the separate targets pass) removes the flat-target pass and the copy.",
+    '- JAX, sorted: the portagather call uses `bad_indices="ignore"` (what '
+    "`jax.ops.segment_sum` does with ids out of range). Its dropped rows are moved past the "
+    "end, which could put them out of order, so XLA is not told that the ids are sorted "
+    "there; its scatter then runs a few percent slower than `jax.ops`' sorted one. Letting "
+    "XLA drop them where they are would keep the order.",
+    "- PyTorch: the result starts as a tensor of the identity (`full`), which `index_add_` "
+    'into `zeros` also pays; under `"error"` the ids\' range is read once (`aminmax`).',
+    "- The softmax adds portagather's gathers of the per-node peak and total on top of two "
+    "reductions, at par with the native indexing.",
 ]
 
 

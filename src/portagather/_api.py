@@ -14,10 +14,12 @@ from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from ._arguments import gather_arguments, scatter_arguments
 from ._arguments import int_argument as _int_argument
 from ._arrays import Unread, fill_array
-from ._indices import IndexAccess, all_in_range, normalize, resolve_default
+from ._indices import IndexAccess, all_in_range, judge_ranges, normalize, resolve_default
 from ._plan import (
     GatherPlan,
     plan_gather,
@@ -128,17 +130,33 @@ def _compiled(call: _Call, steps: Any, option: Hashable, *arrays: Any) -> Any | 
     compiled computation (``Engine.compiled``): the policy, the gather or scatter and the fill
     in one dispatch, made once per plan, policy and `option`.
 
-    Under ``"error"`` the steps keep every read and write inside (``"clip"``) and return
-    with the result whether every index value is in range (:func:`all_in_range`); read back
-    once, it decides. None where an index is bad: the call then runs eagerly, which raises
-    the IndexError that names it."""
+    Under ``"error"`` the steps keep every read and write inside (``"clip"``), and the index
+    is checked: read on the host where that is cheap (the CPU: no check to compile, which a
+    first call on a new shape would pay), else inside the computation, which returns with
+    the result whether every index value is in range (:func:`all_in_range`), read back
+    once. None where an index is bad: the call then runs eagerly, which raises the
+    IndexError that names it."""
     checking = call.policy == "error"
-    policy = "clip" if checking else call.policy
+    if checking and call.engine.reads_cheaply(call.indices):
+        if not _in_range_on_host(call.indices, call.plan):
+            return None
+        checking = False
+    policy = "clip" if call.policy == "error" else call.policy
     static = (call.xp, call.engine, call.plan, policy, checking, option)
     result, valid = call.engine.compiled(steps, static, call.data, call.indices, *arrays)
     if valid is not None and not int(valid):
         return None
     return result
+
+
+def _in_range_on_host(indices: Any, plan: GatherPlan) -> bool:
+    """Whether every component of `indices` (an array whose values the host reads without a
+    copy) is in range for `plan`: NumPy's minimum and maximum of each."""
+    values = np.asarray(indices)
+    if not plan.axis_sizes or not values.size:
+        return True
+    parts = [values[..., k] for k in range(plan.depth)] if plan.vector else [values]
+    return judge_ranges(((int(p.min()), int(p.max())) for p in parts), plan).all_valid
 
 
 def _traced(static: tuple[Any, ...], data: Any, indices: Any) -> tuple[_Call, Any]:
