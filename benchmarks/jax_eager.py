@@ -1,4 +1,4 @@
-"""JAX without ``jit``: portagather's eager calls today, and the plan of issue 22 prototyped.
+"""JAX without ``jit``: portagather's eager calls, and the prototypes behind issue 22's plan.
 
     python benchmarks/jax_eager.py            # writes the jax-eager section of RESULTS.md
     python benchmarks/jax_eager.py --quick    # small data, about a minute; writes nothing
@@ -58,7 +58,7 @@ from workloads import Candidate  # noqa: E402
 import portagather as pg  # noqa: E402
 from portagather.compat import torch as pgt  # noqa: E402
 
-PG, PROTO, NATIVE = "pg today", "prototype", "native"
+PG, PROTO, NATIVE = "pg", "prototype", "native"
 
 # ------------------------------------------------------------------------------ prototype
 
@@ -296,7 +296,7 @@ def candidates(w: Work, args: tuple[Any, ...]) -> list[Candidate]:
     calls: list[tuple[str, str, Callable[..., Any]]] = []
     for policy in policies:
         today = functools.partial(fn, bad_indices=policy, **static)
-        calls.append((f"pg {policy} (today, op by op)", PG, today))
+        calls.append((f"pg {policy}", PG, today))
     if "clip" in policies:
         calls.append(
             ("prototype clip: jit per plan", PROTO, planned(fn, bad_indices="clip", **static))
@@ -427,12 +427,13 @@ def report(warm_rows: list[dict[str, Any]], first_rows: list[dict[str, Any]], re
     info = machine()
     lines = [
         "<!-- jax-eager -->",
-        "## JAX without `jit`: today, and one compiled computation per plan (prototype)",
+        "## JAX without `jit`: portagather, and the prototypes of one computation per plan",
         "",
         f"`python benchmarks/jax_eager.py --repeat {repeat}` on {info['cpu']} ({info['cores']} "
         "cores, shared with other work), one intra-op thread; "
         + ", ".join(f"{k} {v}" for k, v in info["versions"].items())
-        + ". Eager calls on concrete JAX arrays. *pg today*: portagather as it is, op by op. "
+        + ". Eager calls on concrete JAX arrays. *pg*: portagather as it is (since issue 22 one "
+        'compiled computation per plan; `"error"` on the CPU reads the index on the host). '
         "*prototype*: `jax.jit` of the same portagather function, cached per function and "
         'static arguments; `"error"` kept exact by a flag computed with the result, by a range '
         "read before the jitted `\"unchecked\"` call (jitted, or with NumPy on a view of the "
