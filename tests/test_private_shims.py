@@ -67,3 +67,26 @@ def test_jax_shim_sees_checkify_and_only_checkify():
     checkify.checkify(probe)(jnp.ones(2))
     jax.jit(probe)(jnp.ones(3))
     assert seen == [True, False]
+
+
+def test_jax_shim_sees_every_trace_and_no_trace_only_outside_them():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    from portagather.engines import _jax_private
+
+    assert _jax_private._trace_state_clean is not None, (
+        "jax._src.core.trace_state_clean is gone: update the shim"
+    )
+    assert _jax_private.no_trace_active()
+    seen = []
+
+    def probe(x):
+        seen.append(_jax_private.no_trace_active())
+        return (x * 2).sum()
+
+    jax.jit(probe)(jnp.ones(3))
+    jax.grad(probe)(jnp.ones(3))
+    jax.vmap(probe)(jnp.ones((2, 3)))
+    assert seen == [False, False, False]
+    assert _jax_private.no_trace_active()

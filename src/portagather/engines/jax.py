@@ -29,7 +29,7 @@ from .._errors import BadIndex
 from .._indices import Components, IndexAccess, flat_positions
 from .._plan import GatherPlan, row_major_strides
 from .._scatter import ScatterPromises, target_axes
-from ._jax_private import under_checkify
+from ._jax_private import no_trace_active, under_checkify
 from .base import INT32_MAX, Engine
 from .jax_checks import (
     bad_marker,
@@ -393,4 +393,6 @@ def is_traced(x: Any) -> bool:
 
     if isinstance(x, jax.core.Tracer):
         return True
+    if no_trace_active():  # the plain eager call, answered without a dispatch
+        return False
     return isinstance(jnp.zeros((), dtype=bool), jax.core.Tracer)
