@@ -22,6 +22,46 @@ def device_for_new(x: Any) -> Any:
     return None if spread is not None and len(spread) > 1 else device
 
 
+def argsort_positions(xp: Any, x: Any) -> Any:
+    """``xp.argsort(x, stable=True)``, in the index dtype of `x`'s device."""
+    home, dtype = _sorting_home(xp, x)
+    if home is None:
+        return xp.argsort(x, stable=True)
+    return xp.astype(xp.argsort(x.to_device(home), stable=True), dtype).to_device(x.device)
+
+
+def searchsorted_positions(xp: Any, sorted_line: Any, values: Any, side: str) -> Any:
+    """``xp.searchsorted(sorted_line, values, side=side)``, in the index dtype of the
+    device of `values`."""
+    home, dtype = _sorting_home(xp, values)
+    if home is None:
+        return xp.searchsorted(sorted_line, values, side=side)
+    found = xp.searchsorted(sorted_line.to_device(home), values.to_device(home), side=side)
+    return xp.astype(found, dtype).to_device(values.device)
+
+
+def _sorting_home(xp: Any, x: Any) -> tuple[Any, Any]:
+    """``(None, None)``, or the device that ``argsort`` and ``searchsorted`` of `x` run on and
+    the index dtype of `x`'s own device to bring their results back in.
+
+    Why: array-api-strict 2.6 makes both results int64 on every device, and its devices
+    without int64 (``Device("no_x64")``) refuse them (``array_api_strict/_sorting_functions.py``
+    and ``_searching_functions.py`` wrap the NumPy result with ``device=x.device``; the
+    standard asks for the device's default index dtype). So where a device's index dtype is
+    narrower than the namespace's, they run on the namespace's default device."""
+    try:
+        info = xp.__array_namespace_info__()
+    except AttributeError:  # a namespace older than the standard's inspection API
+        return None, None
+    device = device_for_new(x)
+    if device is None:
+        return None, None
+    own = info.default_dtypes(device=device)["indexing"]
+    if own == info.default_dtypes()["indexing"]:
+        return None, None
+    return info.default_device(), own
+
+
 def check_index_dtype(xp: Any, indices: Any, index_name: str) -> None:
     """Reject boolean, floating and other non-integer index arrays."""
     dtype = indices.dtype

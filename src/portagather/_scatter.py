@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ._arrays import device_for_new, dtype_name
+from ._arrays import argsort_positions, device_for_new, dtype_name, searchsorted_positions
 from ._indices import flat_positions
 from ._plan import GatherPlan, row_major_strides
 
@@ -215,11 +215,11 @@ def sorted_scatter(
     if count == 0:
         return xp.reshape(xp.asarray(flat_data, copy=True), data.shape)
     device = device_for_new(data)
-    order = xp.argsort(flat, stable=True)
+    order = argsort_positions(xp, flat)
     targets = xp.take(flat, order)
     values = xp.take(updates, order)
     if reduce != "update" and count > 1 and not unique:
-        start = xp.searchsorted(targets, targets, side="left")  # first entry of each run
+        start = searchsorted_positions(xp, targets, targets, "left")  # first entry of each run
         place = xp.arange(count, dtype=start.dtype, device=device)
         step = 1
         while step < count:
@@ -227,7 +227,7 @@ def sorted_scatter(
             values = select(place - step >= start, combine(xp, reduce, earlier, values), values)
             step *= 2
     positions = xp.arange(size, dtype=targets.dtype, device=device)
-    last = xp.searchsorted(targets, positions, side="right") - 1
+    last = searchsorted_positions(xp, targets, positions, "right") - 1
     last = xp.maximum(last, 0)  # -1: before the first target, so not hit
     hit = xp.take(targets, last) == positions
     reduced = xp.take(values, last)

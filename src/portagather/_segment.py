@@ -201,7 +201,7 @@ def _read_num_segments(xp: Any, engine: Engine, ids: Any, access: Any) -> int:
         raise ValueError(msg)
     if not math.prod(ids.shape):
         return 0
-    wide = to_wide(xp, ids, engine.wide_index_dtype(), None, False)
+    wide = to_wide(xp, ids, engine.wide_index_dtype(ids), None, False)
     return max(0, engine.value_range(wide)[1] + 1)
 
 
@@ -216,7 +216,7 @@ def _scatter(call: _Call, init: Any, updates: Any, reduce: str, policy: str) -> 
 def _counts(call: _Call, policy: str) -> Any:
     """How many rows each segment receives under `policy`: a scatter-add of ones, in the
     namespace's widest integer dtype."""
-    xp, wide = call.xp, call.engine.wide_index_dtype()
+    xp, wide = call.xp, call.engine.wide_index_dtype(call.ids)
     zeros = _full(xp, (call.num_segments,), 0, wide, call.data)
     ones = xp.ones_like(call.ids, dtype=wide)
     return _scatter(call, zeros, ones, "add", policy)
@@ -230,7 +230,7 @@ def _mean(call: _Call, total: Any, count: Any) -> Any:
     count = xp.maximum(count, xp.ones_like(count))
     count = xp.reshape(count, (call.num_segments,) + (1,) * (total.ndim - 1))
     if xp.isdtype(dtype, "integral"):
-        wide = call.engine.wide_index_dtype()
+        wide = call.engine.wide_index_dtype(total)
         if int(xp.iinfo(dtype).max) > int(xp.iinfo(wide).max):  # uint64 (uint32 on 32-bit JAX)
             wide = _unsigned_wide(xp)
         quotient = xp.floor_divide(xp.astype(total, wide), xp.astype(count, wide))
@@ -284,7 +284,7 @@ def _enforce_too_large(call: _Call, result: Any) -> Any:
     if not math.prod(ids.shape):
         return result
     report = plan_segments(call.result_shape, tuple(ids.shape)).report
-    wide = to_wide(xp, ids, engine.wide_index_dtype(), None, False)
+    wide = to_wide(xp, ids, engine.wide_index_dtype(ids), None, False)
     if call.access == "now":
         if engine.value_range(wide)[1] >= call.num_segments:
             raise_first_bad(xp, wide >= call.num_segments, ids, report, engine.read_int)

@@ -13,7 +13,7 @@ from typing import Any
 import array_api_compat as aac
 
 from ._arguments import as_arrays
-from ._arrays import check_index_dtype, device_for_new, static_shape
+from ._arrays import check_index_dtype, device_for_new, searchsorted_positions, static_shape
 from ._errors import BadIndex, raise_first_bad
 from ._indices import to_wide
 from ._segment import SEGMENT_REDUCTIONS, check_dtype, nonzero_chunks, segment_reduce
@@ -93,7 +93,7 @@ def _ids_from_offsets(
     the last offset at or before it: entry ``s`` of batch ``b`` is segment ``b * S + s``, the
     last entry of a batch is past it.
     """
-    wide = engine.wide_index_dtype()
+    wide = engine.wide_index_dtype(offsets)
     n, batches = shape[axis], math.prod(shape[:axis])
     line = offsets.shape[-1]
     segments = line - 1
@@ -104,7 +104,7 @@ def _ids_from_offsets(
     positions = xp.arange(batches * n, dtype=wide, device=device)
     if aac.is_dask_array(rows):  # the ids in the rows' chunks of the data
         positions = positions.rechunk(rows.chunks[:1])
-    position = xp.searchsorted(flat, positions, side="right") - 1
+    position = searchsorted_positions(xp, flat, positions, "right") - 1
     batch = xp.floor_divide(position, line)
     entry = position - batch * line
     inside = (position >= 0) & (entry < segments)
@@ -119,7 +119,7 @@ def _enforce_offsets(
     if not math.prod(offsets.shape):
         return result
     n = shape[axis]
-    values = to_wide(xp, offsets, engine.wide_index_dtype(), None, False)
+    values = to_wide(xp, offsets, engine.wide_index_dtype(offsets), None, False)
     bad = (values < 0) | (values > n)
     if offsets.shape[-1] > 1:
         falls = values[..., 1:] < values[..., :-1]

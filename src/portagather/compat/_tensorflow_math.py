@@ -257,7 +257,7 @@ def _segment_mean(data: Any, segment_ids: Any, function: str) -> Any:
     if not (_integral(xp, data.dtype) and xp.isdtype(data.dtype, "signed integer")):
         return _sorted(data, segment_ids, "mean", function)[0]
     total, count = _sorted(data, segment_ids, "sum", function)
-    wide = engine_for(xp).wide_index_dtype()
+    wide = engine_for(xp).wide_index_dtype(data)
     total, count = xp.astype(total, wide), xp.astype(xp.maximum(count, xp.ones_like(count)), wide)
     quotient = xp.floor_divide(total, count)
     remainder = total - quotient * count

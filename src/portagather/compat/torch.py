@@ -508,7 +508,7 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
     if depth > input.ndim:
         msg = f"indices must index at most input.ndim = {input.ndim} axes; got {depth}"
         raise ValueError(msg)
-    wide = engine_for(xp).wide_index_dtype()
+    wide = engine_for(xp).wide_index_dtype(input)
     parts = xp.broadcast_arrays(*(xp.astype(i, wide) for _, i in converted))
     vectors = xp.stack(parts, axis=-1)
     input, vectors = count_from_end(
@@ -589,7 +589,10 @@ def segment_reduce(
     if offsets is None:
         if not unsafe:
             _check_lengths(xp, given, data.shape[axis % data.ndim])
-        offsets = xp.cumulative_sum(given, axis=-1, include_initial=True)
+        wide = engine_for(xp).wide_index_dtype(given)
+        offsets = xp.cumulative_sum(
+            xp.astype(given, wide), axis=-1, include_initial=True, dtype=wide
+        )
     else:
         offsets = given
     policy = "unchecked" if unsafe else "error"
@@ -628,7 +631,8 @@ def _check_lengths(xp: Any, lengths: Any, n: int) -> None:
     if engine.value_range(lengths)[0] < 0:
         msg = "lengths contains negative value!"
         raise ValueError(msg)
-    totals = xp.sum(xp.astype(lengths, engine.wide_index_dtype()), axis=-1)
+    wide = engine.wide_index_dtype(lengths)
+    totals = xp.sum(xp.astype(lengths, wide), axis=-1, dtype=wide)
     low, high = engine.value_range(totals)
     if low != n or high != n:
         msg = (

@@ -324,8 +324,9 @@ def test_gathers_on_a_device_without_64_bit_types(device, op, indices, kwargs, p
 @pytest.mark.parametrize("device", NARROW_DEVICES)
 @pytest.mark.usefixtures("backend")
 def test_scatters_on_a_device_without_64_bit_types(device, reduce):
-    """As the gathers; on ``no_x64`` a known failure: array-api-strict 2.6's ``argsort`` and
-    ``searchsorted``, which the generic scatter sorts with, return int64 there."""
+    """As the gathers. The generic scatter sorts with ``argsort`` and ``searchsorted``, whose
+    int64 results array-api-strict 2.6's ``no_x64`` device refuses: portagather runs them
+    where int64 is held and brings the positions back in the device's own index dtype."""
     import array_api_compat as aac
 
     data = _on_device(F23, device)
@@ -338,6 +339,56 @@ def test_scatters_on_a_device_without_64_bit_types(device, reduce):
         {"reduce": reduce},
     ).expected()  # fmt: skip
     np.testing.assert_array_equal(np.asarray(out._array), want)
+
+
+_SEGMENT_DATA = np.array([[1.0, -2.0], [4.0, 0.5], [-3.0, 8.0], [2.0, 2.0], [0.0, -1.0]])
+_SEGMENT_IDS = np.array([2, 0, 2, 3, 0])
+
+
+def _segments_by_loop(reduce: str, ids: npt.NDArray[Any], count: int) -> npt.NDArray[Any]:
+    """The reference: each segment's rows reduced one by one (0 for an empty sum or mean,
+    -inf for an empty max)."""
+    out = np.zeros((count, 2), dtype=np.float32)
+    for segment in range(count):
+        rows = _SEGMENT_DATA[ids == segment].astype(np.float32)
+        if reduce == "max":
+            out[segment] = rows.max(axis=0) if len(rows) else -np.inf
+        elif len(rows):
+            out[segment] = rows.sum(axis=0) / (len(rows) if reduce == "mean" else 1)
+    return out
+
+
+@pytest.mark.cell("devices")
+@pytest.mark.only("array_api_strict")
+@pytest.mark.parametrize("sorted_ids", [False, True], ids=["unsorted", "sorted"])
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max"])
+@pytest.mark.parametrize("device", NARROW_DEVICES)
+@pytest.mark.usefixtures("backend")
+def test_segments_on_a_device_without_64_bit_types(device, reduce, sorted_ids):
+    """The segment reductions (ids and CSR offsets) on a device without int64 or float64: the
+    counts, the sums of lengths and the sorted kernels' positions in the device's own index
+    dtype; the result stays on the device, in the data's dtype."""
+    import array_api_compat as aac
+
+    ids = np.sort(_SEGMENT_IDS) if sorted_ids else _SEGMENT_IDS
+    data = _on_device(_SEGMENT_DATA, device)
+    function = getattr(pg, f"segment_{reduce}")
+    out = function(data, _on_device(ids, device), 5, indices_are_sorted=sorted_ids)
+    assert aac.device(out) == aac.device(data) and out.dtype == data.dtype
+    np.testing.assert_allclose(np.asarray(out._array), _segments_by_loop(reduce, ids, 5))
+    if sorted_ids:  # the same segments as CSR offsets, through the core and compat.torch
+        from portagather.compat import torch as pgt
+
+        lengths = np.bincount(ids, minlength=5)
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        want = _segments_by_loop(reduce, ids, 5)
+        by_offsets = pg.segment_csr(data, _on_device(offsets, device), reduce=reduce)
+        np.testing.assert_allclose(np.asarray(by_offsets._array), want)
+        by_lengths = pgt.segment_reduce(data, reduce, lengths=_on_device(lengths, device))
+        assert aac.device(by_lengths) == aac.device(data)
+        if reduce == "mean":  # torch.segment_reduce's mean of an empty segment is NaN
+            want[lengths == 0] = np.nan
+        np.testing.assert_allclose(np.asarray(by_lengths._array), want)
 
 
 # -- bool reductions -------------------------------------------------------------------------
