@@ -336,8 +336,9 @@ def report(measured: dict[str, Any]) -> str:
         f"`python benchmarks/gpu.py` on one {v.get('gpu', 'GPU')} (PyTorch {v.get('torch')}, "
         f"JAX {v.get('jax')}, NumPy {v.get('numpy')}, Python {v.get('python')}), once, on a "
         "machine lent for the run. Sizes as on the CPU (G1 1M points from 4000 x 4000 float32, "
-        "S1 200k points into 2000 x 2000, MP 1M edges into 100k nodes x 32); median of 25 "
-        "interleaved rounds, CUDA synchronised; JAX without x64 (int32 indices), under `jit` "
+        "S1 200k points into 2000 x 2000, MP 1M edges into 100k nodes x 32); median of "
+        f"{measured.get('rounds', 15)} interleaved rounds (`--rounds`), CUDA synchronised; JAX "
+        "without x64 (int32 indices), under `jit` "
         "but for the eager row. Each result was compared with the native's first (`check`). At "
         "these sizes a native kernel runs in 40-150 µs, so PyTorch's ratios under 1 ms are "
         "mostly portagather's fixed cost per call (its Python steps and extra small kernels), "
@@ -377,7 +378,8 @@ def main(argv: list[str] | None = None) -> None:
     if "jax" in args.backends:
         rows += jax_rows(d, n, args.rounds)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "gpu.json").write_text(json.dumps({"versions": versions(), "rows": rows}, indent=1))
+    measured = {"versions": versions(), "rounds": args.rounds, "rows": rows}
+    (args.out / "gpu.json").write_text(json.dumps(measured, indent=1))
     lines = [_HEADER, _RULE, *(_line(r) for r in rows)]
     (args.out / "gpu.md").write_text("\n".join(lines) + "\n")
 
