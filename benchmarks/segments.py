@@ -397,10 +397,9 @@ WHERE_THE_TIME_GOES = [
     "`add.at` on flat positions. What is left:",
     "",
     '- JAX, sorted: the portagather call uses `bad_indices="ignore"` (what '
-    "`jax.ops.segment_sum` does with ids out of range). Its dropped rows are moved past the "
-    "end, which could put them out of order, so XLA is not told that the ids are sorted "
-    "there; its scatter then runs a few percent slower than `jax.ops`' sorted one. Letting "
-    "XLA drop them where they are would keep the order.",
+    "`jax.ops.segment_sum` does with ids out of range). Its dropped rows stay where they "
+    "are, for XLA's scatter to drop (JAX told not to count negative ids from the end), so "
+    "XLA is told that the ids are sorted, as `jax.ops` tells it.",
     "- PyTorch: the result starts as a tensor of the identity (`full`), which `index_add_` "
     'into `zeros` also pays; under `"error"` the ids\' range is read once (`aminmax`).',
     "- The softmax adds portagather's gathers of the per-node peak and total on top of two "

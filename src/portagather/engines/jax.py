@@ -41,6 +41,9 @@ from .jax_checks import (
     result_is_read,
 )
 
+#: No extra keyword arguments for a JAX indexing method.
+_NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
+
 
 class JaxEngine(Engine):
     """JAX: index values are read eagerly or checked under ``checkify``; an eager call runs as
@@ -112,7 +115,7 @@ class JaxEngine(Engine):
             # lax.gather of the int64 index (benchmarks/RESULTS.md, "JAX engine choices").
             slices = (slice(None),) * outer
             index, mode = kept_inside(parts[0], plan.axis_sizes[0] - 1, mode, elements)
-            options = _leave_negatives_alone("get")
+            options = _leave_negatives_alone("at")
 
             def gather(block: Any, component: Any) -> Any:
                 return block.at[tuple([*slices, component])].get(mode=mode, **options)
@@ -130,7 +133,7 @@ class JaxEngine(Engine):
             gathered = math.prod(plan.axis_sizes)
             flat, mode = kept_inside(flat, gathered - 1, mode, elements)
             block = jnp.reshape(params, (gathered, *params.shape[plan.depth :]))
-            return block.at[flat].get(mode=mode, **_leave_negatives_alone("get"))
+            return block.at[flat].get(mode=mode, **_leave_negatives_alone("at"))
         else:
             index = components.vectors
             if index is None:
@@ -176,16 +179,22 @@ class JaxEngine(Engine):
         if data.ndim == 0:  # nothing to index along: the generic scatter on flat positions
             return super().scatter(data, components, updates, plan, reduce, promises)
         parts = components.values
-        mode = "promise_in_bounds"
+        mode, options = "promise_in_bounds", _NO_OPTIONS
+        slices = plan.kind == "axes" and not plan.batch_dims and bool(parts)
         if components.keep is not None:
-            parts = [
-                self.kept_inside(c, components, n - 1, dropped_at=n)
-                for c, n in zip(parts, plan.axis_sizes, strict=True)
-            ]
             mode = "drop"
+            if slices and (reduce != "update" or promises.unique_indices):
+                # Each vector writes one slice, which XLA drops whole where a coordinate is
+                # out of range: negatives too, where JAX can be told not to count them from
+                # the end. The ignored vectors then stay where they are, in order.
+                options = _leave_negatives_alone("at")
+            if not options:
+                parts = [
+                    self.kept_inside(c, components, n - 1, dropped_at=n)
+                    for c, n in zip(parts, plan.axis_sizes, strict=True)
+                ]
         elif components.keep_inside:
             parts = [jnp.clip(c, 0, n - 1) for c, n in zip(parts, plan.axis_sizes, strict=True)]
-        slices = plan.kind == "axes" and not plan.batch_dims and bool(parts)
         shape = tuple(data.shape)
         if slices:
             lead: tuple[Any, ...] = (slice(None),) * plan.axis
@@ -195,7 +204,8 @@ class JaxEngine(Engine):
             lead = ()
             targets = target_axes(jnp, parts, plan, shape, self.wide_index_dtype())
             written = plan.out_shape  # one write per element
-        ordered = promises.indices_are_sorted and _sorted_for_xla(plan, mode, slices)
+        moved = mode == "drop" and not options  # ignored vectors moved past the end
+        ordered = promises.indices_are_sorted and _sorted_for_xla(plan, moved, slices)
         first, count = len(lead), len(targets)
         merged = math.prod(shape[first : first + count])
         if count > 1 and not _may_be_sharded(data) and (merged <= INT32_MAX or _has_int64()):
@@ -215,19 +225,24 @@ class JaxEngine(Engine):
                 shape,
             )
         where = (*lead, *(jnp.broadcast_to(t, written) for t in targets))  # updates' shape
-        return self._scatter_at(data, where, updates, written, mode, reduce, promises, ordered)
+        return self._scatter_at(
+            data, where, updates, written, mode, reduce, promises, ordered, options
+        )
 
     def _scatter_at(
         self, data: Any, where: tuple[Any, ...], updates: Any, written: tuple[int, ...],
         mode: str, reduce: str, promises: ScatterPromises, ordered: bool,
+        options: Mapping[str, Any] = _NO_OPTIONS,
     ) -> Any:  # fmt: skip
         """``data.at[where]`` combined with `updates` by `reduce` (:func:`_last_update` for
-        ``"update"`` without the unique promise)."""
+        ``"update"`` without the unique promise); `options` for ``.at[]``'s method."""
         if reduce == "update" and not promises.unique_indices:
             self.flat_index_dtype(math.prod(written))  # refuses what int32 cannot number
             return _last_update(data, where, updates, written, mode, ordered)
         method = "set" if reduce == "update" else reduce
-        return getattr(data.at[where], method)(updates, mode=mode, indices_are_sorted=ordered)
+        return getattr(data.at[where], method)(
+            updates, mode=mode, indices_are_sorted=ordered, **options
+        )
 
     def enforce_lazily(
         self, bad: Any, indices: Any, report: BadIndex, result: Any,
@@ -293,14 +308,14 @@ def _jitted(steps: Callable[..., Any]) -> Callable[..., Any]:
     return jax.jit(steps, static_argnums=0)
 
 
-def _sorted_for_xla(plan: GatherPlan, mode: str, slices: bool) -> bool:
+def _sorted_for_xla(plan: GatherPlan, moved: bool, slices: bool) -> bool:
     """Whether the caller's promise of sorted targets (docs/contract.md, S9) makes XLA's
     index vectors sorted, so that it may be passed on: where each index vector writes a
     slice (the vectors are the targets), or each element is written by its coordinates and
     the targets are in row-major order of them (along an axis; ``scatter_nd`` with batch
-    dims and no inner axes). Not where ignored vectors are moved past the end (``"drop"``),
-    nor where inner axes put the coordinates of repeated vectors out of order."""
-    if mode == "drop":
+    dims and no inner axes). Not where ignored vectors were `moved` past the end, nor where
+    inner axes put the coordinates of repeated vectors out of order."""
+    if moved:
         return False
     inner = len(plan.report.data_shape) - plan.axis - plan.depth
     return slices or plan.kind == "along" or inner == 0
@@ -363,16 +378,18 @@ def _gather_vectors(block: Any, vectors: Any, outer: int, mode: str) -> Any:
 
 
 @functools.cache
-def _leave_negatives_alone(method: Literal["get", "take_along_axis"]) -> Mapping[str, Any]:
-    """The option that stops JAX's ``.at[].get`` or ``take_along_axis`` (`method`) from
+@functools.cache
+def _leave_negatives_alone(method: Literal["at", "take_along_axis"]) -> Mapping[str, Any]:
+    """The option that stops JAX's ``.at[]`` methods or ``take_along_axis`` (`method`) from
     adding the axis size to negative indices, where this JAX has it: the components count
-    from the end already (normalize), or are bad and kept inside by the gather's mode, and
-    the extra compare and select would run inside the gather fusion, for every element."""
+    from the end already (normalize), or are bad and kept inside by the gather's mode (the
+    extra compare and select would run inside the gather fusion, for every element), or
+    are ignored and dropped by the scatter's mode where they stand."""
 
     function = jnp.take_along_axis if method == "take_along_axis" else jnp.zeros(0).at[0].get
     if "wrap_negative_indices" in inspect.signature(function).parameters:
         return MappingProxyType({"wrap_negative_indices": False})
-    return MappingProxyType({})
+    return _NO_OPTIONS
 
 
 def _has_int64() -> bool:
