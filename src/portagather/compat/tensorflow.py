@@ -35,12 +35,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+import portagather.compat._tensorflow_math as math  # the tf.math namespace
+
 from .. import _api
 from .._arguments import scatter_arguments
 from .._arrays import dtype_name
 from .._plan import plan_gather_nd
 from .._types import Reduction
-from . import _tensorflow_math as math
 from ._common import renamed, ways_out, zeros_of
 from ._front_ends import named
 
