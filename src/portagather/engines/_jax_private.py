@@ -10,11 +10,11 @@ way to ask whether a ``checkify`` transformation is running (its state lives in
 for a frame of that file.
 
 ``no_trace_active`` reads JAX's trace context (``jax._src.core.trace_ctx``,
-https://github.com/jax-ml/jax/blob/main/jax/_src/core.py) to answer, in a fraction of a
-microsecond, that an eager call runs outside every transformation. Why: the public way to ask,
-creating a small array and looking whether it came back a tracer, is a dispatch of its own,
-about a tenth of a millisecond on every eager call. It only ever says "no trace" when JAX says
-so; when the name has moved it answers False and the caller asks the public way.
+https://github.com/jax-ml/jax/blob/main/jax/_src/core.py) to answer, without running anything,
+that an eager call runs outside every transformation. Why: the public way to ask, creating a
+small array and looking whether it came back a tracer, is a dispatch of its own on every eager
+call. It only ever says "no trace" when JAX says so; when the name has moved it answers False
+and the caller asks the public way.
 
 ``tests/test_private_shims.py`` fails loudly when JAX moves either, or when a function
 under ``checkify`` (or under ``jit`` or ``grad``) is no longer seen as such here.
