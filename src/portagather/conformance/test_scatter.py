@@ -160,6 +160,11 @@ PROMISE_CASES = [
         "scatter_nd", np.arange(6, dtype=np.int32), np.array([[1], [9], [0], [4], [4]]),
         np.array([5, 6, 7, 8, 9], np.int32), {"bad_indices": "ignore"},
     )),
+    ("nd2-ignore-dropped-sorted", ScatterCall(
+        "scatter_nd", np.arange(12, dtype=np.int32).reshape(3, 4),
+        np.array([[0, 1], [0, 9], [1, -1], [2, 3], [2, 3]]), np.array([5, 6, 7, 8, 9], np.int32),
+        {"bad_indices": "ignore"},
+    )),
     ("d-sorted-duplicates", ScatterCall(
         "scatter_d", np.arange(6, dtype=np.int32).reshape(2, 3), np.array([[0, 0, 2], [1, 1, 1]]),
         np.arange(10, 16, dtype=np.int32).reshape(2, 3), {"dim": 1},
@@ -471,10 +476,12 @@ def test_jit_promises(backend, repro, call, reduce, promise):
     batch_dims = call.kwargs.get("batch_dims", 0)
     inner = call.op == "scatter_nd" and call.data.ndim > batch_dims + 1
     # "ignore" leaves its drops in place, for XLA to drop, where each index vector writes
-    # one slice (scatter_nd without batch dims) and JAX can be told not to count negatives
-    # from the end; "update" then still resolves its winners with moved positions.
+    # one slice at one coordinate (scatter_nd without batch dims, index depth 1; deeper
+    # vectors become flat positions, which move them) and JAX can be told not to count
+    # negatives from the end; "update" then still resolves its winners with moved positions.
     drops_in_place = (
-        call.op == "scatter_nd" and not batch_dims and reduce != "update"
+        call.op == "scatter_nd" and not batch_dims and call.indices.shape[-1] == 1
+        and reduce != "update"
         and "wrap_negative_indices" in inspect.signature(jax.numpy.zeros(0).at[0].add).parameters
     )  # fmt: skip
     passed_on = (

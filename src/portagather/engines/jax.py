@@ -204,22 +204,25 @@ class JaxEngine(Engine):
             lead = ()
             targets = target_axes(jnp, parts, plan, shape, self.wide_index_dtype())
             written = plan.out_shape  # one write per element
-        moved = mode == "drop" and not options  # ignored vectors moved past the end
-        ordered = promises.indices_are_sorted and _sorted_for_xla(plan, moved, slices)
         first, count = len(lead), len(targets)
         merged = math.prod(shape[first : first + count])
-        if count > 1 and not _may_be_sharded(data) and (merged <= INT32_MAX or _has_int64()):
+        flat = count > 1 and not _may_be_sharded(data) and (merged <= INT32_MAX or _has_int64())
+        # Ignored vectors are moved past the end unless they stay for XLA to drop; the flat
+        # positions below move them in any case.
+        moved = mode == "drop" and (flat or not options)
+        ordered = promises.indices_are_sorted and _sorted_for_xla(plan, moved, slices)
+        if flat:
             # One flat position per write into the targeted axes merged (a view), which XLA
             # on CPU scatters faster than at one coordinate per axis (as the gathers do);
             # not where data may be split, which flattening would make XLA all-gather.
             dtype = self.flat_index_dtype(merged)
             cast = [jnp.astype(t, dtype, copy=False) for t in targets]
-            flat = flat_positions(cast, row_major_strides(shape[first : first + count]))
+            positions = flat_positions(cast, row_major_strides(shape[first : first + count]))
             if components.keep is not None:  # a dropped write past the merged axes
                 keep = jnp.reshape(components.keep, written if slices else plan.mask_shape)
-                flat = jnp.where(keep, flat, merged)
+                positions = jnp.where(keep, positions, merged)
             block = jnp.reshape(data, (*shape[:first], merged, *shape[first + count :]))
-            where: tuple[Any, ...] = (*lead, jnp.broadcast_to(flat, written))
+            where: tuple[Any, ...] = (*lead, jnp.broadcast_to(positions, written))
             return jnp.reshape(
                 self._scatter_at(block, where, updates, written, mode, reduce, promises, ordered),
                 shape,
@@ -377,7 +380,6 @@ def _gather_vectors(block: Any, vectors: Any, outer: int, mode: str) -> Any:
     return lax.gather(block, vectors, numbers, sizes, mode=mode)
 
 
-@functools.cache
 @functools.cache
 def _leave_negatives_alone(method: Literal["at", "take_along_axis"]) -> Mapping[str, Any]:
     """The option that stops JAX's ``.at[]`` methods or ``take_along_axis`` (`method`) from
