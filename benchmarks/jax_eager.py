@@ -463,10 +463,10 @@ def report(warm_rows: list[dict[str, Any]], first_rows: list[dict[str, Any]], re
         f"\nFirst call: the median over {shapes} index shapes per candidate, none seen before."
     )
     lines.append(
-        '\nWhere T\'s warm `"error"` goes past 1.2x: the native gathers 200k elements in '
-        "about 0.2 ms, and the exact check reads the same 200k int64 index values again "
-        "(NumPy's minimum and maximum on the host, about 20 µs each, before the computation is "
-        "dispatched, so nothing overlaps it). Every prototype of the check, inside the "
+        '\nWhere T\'s warm `"error"` goes past 1.2x: the native gather is short, and the '
+        "exact check reads the same int64 index values again (NumPy's minimum and maximum on "
+        "the host, before the computation is dispatched, so nothing overlaps them), which "
+        "costs a sizeable part of the gather itself. Every prototype of the check, inside the "
         'computation or before it, adds a pass over the index of the same order; `"clip"`, '
         "which reads the index once, is at par. At the larger sizes the pass disappears into "
         "the work."
