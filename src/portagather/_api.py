@@ -27,6 +27,7 @@ from ._plan import (
     plan_gather_nd,
     plan_take_along_axis,
 )
+from ._routes import Route, call_key, find, keep, typed
 from ._scatter import ScatterPromises
 from ._types import Array, IndexLike, Policy, Reduction, Scalar
 from .engines import Engine, engine_for
@@ -46,15 +47,17 @@ class _Call:
     access: IndexAccess
 
 
-def _engine_call(xp: Any, data: Any, indices: Any, plan: GatherPlan, policy: str) -> _Call:
-    """The checked call with its engine; where the result is not empty, with how the index
-    values can be seen, and TensorFlow's default policy resolved."""
-    engine = engine_for(xp)
+def _engine_call(route: Route, data: Any, indices: Any) -> _Call:
+    """The checked call of `route` on these arrays; where the result is not empty, with how
+    the index values can be seen, and TensorFlow's default policy resolved."""
+    engine, plan = route.engine, route.plan
     if plan.reads_nothing:  # nothing is read (or written), so nothing can be out of range
-        return _Call(xp, engine, data, indices, plan, policy, "now")
+        return _Call(route.xp, engine, data, indices, plan, route.policy, "now")
     indices = engine.index_array(indices)
     access = engine.index_access(indices)
-    return _Call(xp, engine, data, indices, plan, resolve_default(policy, access), access)
+    return _Call(
+        route.xp, engine, data, indices, plan, resolve_default(route.policy, access), access
+    )
 
 
 def _execute(
@@ -66,11 +69,24 @@ def _execute(
     bad_indices: object,
     fill_value: object,
 ) -> Any:
-    """The pipeline every gather shares, as one straight line."""
-    xp, data, indices, plan, policy, fill = gather_arguments(
-        data, indices, names, planner, arguments, bad_indices, fill_value
-    )
-    call = _engine_call(xp, data, indices, plan, policy)
+    """The pipeline every gather shares, as one straight line: the route of the call (its
+    checks, run once per call signature), then the steps on the index values."""
+    key = call_key((planner, arguments, typed(bad_indices), typed(fill_value)), data, indices)
+    route = find(key)
+    if route is None:
+        xp, data, indices, plan, policy, fill = gather_arguments(
+            data, indices, names, planner, arguments, bad_indices, fill_value
+        )
+        route = Route(xp, engine_for(xp), plan, policy, fill)
+        keep(key, route)
+    if route.checked_gather:
+        # Valid indices, the common case, cost no pass of portagather's where the backend's
+        # own gather checks them (and on the host, reads them now); else the policy decides.
+        result = route.engine.gather_if_valid(data, indices, route.plan)
+        if result is not None:
+            return result
+    call = _engine_call(route, data, indices)
+    plan, fill = route.plan, route.fill
     if plan.reads_nothing:
         return call.engine.empty(call.data, plan.out_shape)
     if call.engine.compiles_eager_calls and call.access == "now":
@@ -87,13 +103,47 @@ def _execute(
     return _run(call, fill)
 
 
-def _execute_scatter(*given: Any) -> Any:
-    """The scatters' pipeline: the gather's plan and policy, then one scatter of the updates
-    at the places that gather would read, under the caller's promises about the index.
-    `given` is :func:`scatter_arguments`' arguments, in its order."""
-    xp, data, indices, updates, plan, policy, reduction, promises = scatter_arguments(*given)
-    call = _engine_call(xp, data, indices, plan, policy)
-    engine = call.engine
+def _execute_scatter(
+    data: Any,
+    indices: Any,
+    updates: Any,
+    names: tuple[str, str, str],
+    planner: Any,
+    arguments: tuple[Any, ...],
+    reduce: object,
+    bad_indices: object,
+    updates_fit: str,
+    promises: tuple[object, object],
+) -> Any:
+    """The scatters' pipeline: the route of the call (its checks, run once per call
+    signature), then one scatter of the updates at the places the gather would read, under
+    the caller's promises about the index. The arguments are :func:`scatter_arguments`'."""
+    options = (planner, arguments, typed(reduce), typed(bad_indices), updates_fit,
+               typed(promises[0]), typed(promises[1]))  # fmt: skip
+    key = call_key(options, data, indices, updates)
+    route = find(key)
+    if route is None:
+        xp, data, indices, updates, plan, policy, reduction, promised = scatter_arguments(
+            data, indices, updates, names, planner, arguments, reduce, bad_indices,
+            updates_fit, promises,
+        )  # fmt: skip
+        route = Route(xp, engine_for(xp), plan, policy, 0, reduction, promised)
+        keep(key, route)
+    return scatter_route(route, data, indices, updates)
+
+
+def scatter_route(route: Route, data: Any, indices: Any, updates: Any) -> Any:
+    """The steps of a checked scatter (`route`) that remain: on the index values."""
+    if route.checked_gather:
+        # As for the gathers (_execute): a valid index, the common case, costs no range
+        # read where the backend's own scatter checks it; on a bad one, the policy decides.
+        result = route.engine.scatter_if_valid(
+            data, indices, updates, route.plan, route.reduction, route.promises
+        )
+        if result is not None:
+            return result
+    call = _engine_call(route, data, indices)
+    engine, plan, reduction, promises = call.engine, route.plan, route.reduction, route.promises
     if plan.reads_nothing:  # no update, so nothing written and nothing out of range
         return engine.copy(call.data)
     if 0 in plan.axis_sizes:  # every index is bad
@@ -102,14 +152,6 @@ def _execute_scatter(*given: Any) -> Any:
         return engine.copy(call.data)
     if engine.compiles_eager_calls and call.access == "now":
         result = _compiled(call, _compiled_scatter, (reduction, promises), updates)
-        if result is not None:
-            return result
-    if engine.gathers_checked and call.policy in ("error", "unchecked") and call.access == "now":
-        # As for the gathers (_run): a valid index, the common case, costs no range read
-        # where the backend's own scatter checks it; on a bad one, the policy decides.
-        result = engine.scatter_if_valid(
-            call.data, call.indices, updates, plan, reduction, promises
-        )
         if result is not None:
             return result
     return _scatter(call, updates, reduction, promises)
@@ -194,12 +236,6 @@ def _run(call: _Call, fill: Any, out: Any = None) -> Any:
             raise IndexError(plan.report.empty_axis_text())
         filled = fill_array(xp, fill, data)
         return xp.asarray(xp.broadcast_to(filled, plan.out_shape), copy=True)
-    if engine.gathers_checked and call.policy in ("error", "unchecked") and call.access == "now":
-        # Valid indices, the common case under these two, cost no pass of portagather's
-        # where the backend's own gather checks them; on a bad one, the policy decides.
-        result = engine.gather_if_valid(data, indices, plan)
-        if result is not None:
-            return result
     components = normalize(xp, engine, indices, plan, call.policy, call.access)
     result = engine.gather(data, components, plan, out)
     if components.keep is not None:

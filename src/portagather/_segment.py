@@ -3,8 +3,9 @@ scatters' plans, policies and engines.
 
 A segment reduction is a scatter: ``segment_sum(data, ids, n)`` is ``scatter_nd`` into an
 array of shape ``(n,) + data.shape[ids.ndim:]`` filled with the reduction's identity, with
-``ids[..., None]`` as the index vectors and `data` as the updates. So every call here goes
-through ``_api._execute_scatter`` with :func:`plan_segments`, the plan of ``gather(result, ids,
+``ids[..., None]`` as the index vectors and `data` as the updates. So every call here, once
+its arguments are checked (once per call signature: ``_routes``), runs the scatter's steps
+(``_api.scatter_route``) with :func:`plan_segments`, the plan of ``gather(result, ids,
 axis=0)`` whose bad index is described as a segment id; nothing here reads or writes an array
 element by element, and each engine runs the scatter its own way. The mean is the sum over a
 count, which is a second scatter (an add of ones) with the same ids and policy.
@@ -20,16 +21,14 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Protocol
 
-import array_api_compat as aac
-import numpy as np
-
-from ._api import _execute_scatter
+from ._api import scatter_route
 from ._arguments import as_arrays
-from ._arrays import check_index_dtype, device_for_new, dtype_name, static_shape
+from ._arrays import check_index_dtype, dtype_name, static_shape
 from ._errors import BadIndex, raise_first_bad
 from ._indices import normalize_policy, resolve_default, to_wide
 from ._plan import GatherPlan, plan_gather
-from ._scatter import _complex, _is_api_dtype, check_promises
+from ._routes import Route, call_key, find, keep, typed
+from ._scatter import _complex, _is_api_dtype, check_promises, check_reduce_dtype
 from .engines import Engine, engine_for
 
 #: The segment reductions, by the name in ``segment_<name>``.
@@ -122,28 +121,6 @@ def identity(xp: Any, reduce: str, dtype: Any) -> int | float:
     return int(info.min) if reduce == "max" else int(info.max)
 
 
-def _full(xp: Any, shape: tuple[int, ...], value: int | float, dtype: Any, like: Any) -> Any:
-    """A new array of `shape` filled with `value`, beside `like`. On Dask, chunked as the
-    result of a reduction of `like` along its leading axes: ``like``'s chunks on the inner axes,
-    Dask's automatic size on the segment axis, so that each block of the result is one task of
-    the routed scatter."""
-    if aac.is_dask_array(like):
-        import dask.array as da
-        from dask.array.core import normalize_chunks
-
-        inner = len(shape) - 1
-        previous = nonzero_chunks(like.chunks[like.ndim - inner :] if inner else ())
-        chunks = normalize_chunks(("auto", *previous), shape, dtype=np.dtype(dtype))
-        return da.full(shape, value, dtype=dtype, chunks=chunks)
-    return xp.full(shape, value, dtype=dtype, device=device_for_new(like))
-
-
-def nonzero_chunks(chunks: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:
-    """Dask chunks without the zero-size ones, which Dask's elementwise operations and
-    reshapes mis-handle (``da.maximum(c, 0)`` on chunks ``(0, 1)`` gives two elements)."""
-    return tuple(tuple(n for n in sizes if n) or (0,) for sizes in chunks)
-
-
 @dataclass
 class _Call:
     """One segment reduction's checked arguments."""
@@ -205,19 +182,54 @@ def _read_num_segments(xp: Any, engine: Engine, ids: Any, access: Any) -> int:
     return max(0, engine.value_range(wide)[1] + 1)
 
 
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """What the checks of one segment reduction's signature found, for its repeat calls
+    (``_routes``): the namespace, its engine, the number of segments, the policy as named
+    (TensorFlow's default unresolved) and the promise of sorted ids."""
+
+    xp: Any
+    engine: Engine
+    num_segments: int
+    policy: str
+    ids_sorted: bool
+
+
+def _repeat_call(kept: _Kept, data: Any, segment_ids: Any) -> _Call:
+    """The checked call of a signature seen before: only what the ids' values decide."""
+    engine = kept.engine
+    ids = engine.index_array(segment_ids)
+    access = engine.index_access(ids)
+    policy = resolve_default(kept.policy, access)
+    return _Call(kept.xp, engine, data, ids, kept.num_segments, policy, access, kept.ids_sorted)
+
+
 def _scatter(call: _Call, init: Any, updates: Any, reduce: str, policy: str) -> Any:
-    """`updates` combined by `reduce` into `init` at the segment ids, under `policy`."""
-    return _execute_scatter(
-        init, call.ids, updates, ("the result", "segment_ids", "data"), plan_segments, (),
-        reduce, policy, "exact", (False, call.ids_sorted),
+    """`updates` combined by `reduce` into `init` at the segment ids, under `policy`: the
+    scatter's own steps on arguments checked already (the reduction's dtype, the shapes)."""
+    route = _scatter_route(
+        call.xp, call.engine, tuple(init.shape), tuple(call.ids.shape), policy, reduce,
+        init.dtype, call.ids_sorted,
     )  # fmt: skip
+    return scatter_route(route, init, call.ids, updates)
+
+
+@lru_cache(maxsize=512)
+def _scatter_route(
+    xp: Any, engine: Engine, shape: tuple[int, ...], id_shape: tuple[int, ...], policy: str,
+    reduce: str, dtype: Any, ids_sorted: bool,
+) -> Route:  # fmt: skip
+    """The scatter's route into a result of `shape` at ids of `id_shape`."""
+    reduction = check_reduce_dtype(xp, reduce, dtype, "data")
+    return Route(xp, engine, plan_segments(shape, id_shape), policy, 0, reduction,
+                 check_promises(False, ids_sorted))  # fmt: skip
 
 
 def _counts(call: _Call, policy: str) -> Any:
     """How many rows each segment receives under `policy`: a scatter-add of ones, in the
     namespace's widest integer dtype."""
     xp, wide = call.xp, call.engine.wide_index_dtype(call.ids)
-    zeros = _full(xp, (call.num_segments,), 0, wide, call.data)
+    zeros = call.engine.full((call.num_segments,), 0, wide, call.data)
     ones = xp.ones_like(call.ids, dtype=wide)
     return _scatter(call, zeros, ones, "add", policy)
 
@@ -252,15 +264,27 @@ def segment_reduce(
     ``(result, count)``, the rows each segment received.
     """
     function = function or f"segment_{reduce}"
-    call = _prepare(
-        data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices, function
-    )
+    key = None
+    if num_segments is not None:  # else read from the ids on every call
+        options = (reduce, typed(num_segments), typed(indices_are_sorted), typed(bad_indices),
+                   drop_negative, with_count, function)  # fmt: skip
+        key = call_key(options, data, segment_ids)
+    kept = find(key)
+    if kept is None:
+        call = _prepare(
+            data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices, function
+        )
+        policy = normalize_policy(bad_indices)
+        keep(key, _Kept(call.xp, call.engine, call.num_segments, policy, call.ids_sorted))
+    else:
+        call = _repeat_call(kept, data, segment_ids)
     xp, policy = call.xp, call.policy
     check_too_large = drop_negative and policy == "error"
     if check_too_large:
         policy = "ignore"
-    init = _full(xp, call.result_shape, identity(xp, reduce, call.data.dtype), call.data.dtype,
-                 call.data)  # fmt: skip
+    init = call.engine.full(
+        call.result_shape, identity(xp, reduce, call.data.dtype), call.data.dtype, call.data
+    )
     result = _scatter(call, init, call.data, _SCATTER[reduce], policy)
     if not math.prod(call.data.shape) and xp.isdtype(call.data.dtype, _DIFFERENTIABLE):
         # No rows: the identity, kept in the autograd graph of the data (PyTorch), as the

@@ -16,7 +16,7 @@ from ._arguments import as_arrays
 from ._arrays import check_index_dtype, device_for_new, searchsorted_positions, static_shape
 from ._errors import BadIndex, raise_first_bad
 from ._indices import to_wide
-from ._segment import SEGMENT_REDUCTIONS, check_dtype, nonzero_chunks, segment_reduce
+from ._segment import SEGMENT_REDUCTIONS, check_dtype, segment_reduce
 from .engines import Engine, engine_for
 
 
@@ -67,8 +67,7 @@ def _csr(data: Any, offsets: Any, reduce: object, bad_indices: object) -> Any:
         raise ValueError(msg)
     engine = engine_for(xp)
     offsets = engine.index_array(offsets)
-    if aac.is_dask_array(data):
-        data = data.rechunk(nonzero_chunks(data.chunks))
+    data = engine.without_empty_blocks(data)
     rows = xp.reshape(data, (math.prod(shape[: axis + 1]), *shape[axis + 1 :]))
     ids, count = _ids_from_offsets(xp, engine, offsets, shape, axis, rows)
     reduced = segment_reduce(

@@ -39,9 +39,17 @@ class Engine:
     #: Whether an eager call runs as one compiled computation (:meth:`compiled`): where each
     #: operation of an eager call costs a dispatch of its own (JAX).
     compiles_eager_calls = False
+    #: The array type whose calls this engine keys (``_routes``): a repeat call of the same
+    #: signature then skips the argument checks. None: not keyed (every call checked).
+    array_type: type | None = None
 
     def __init__(self, xp: Any) -> None:
         self.xp = xp
+
+    def route_key(self, x: Any) -> Hashable | None:
+        """What of array `x` a call's checks depend on (its shape, dtype and device), for the
+        key of a repeat call; None where this call must run every check."""
+        return None
 
     # How index values are seen, and the policies' steps (``_indices.IndexEngine``).
 
@@ -105,6 +113,16 @@ class Engine:
     def empty(self, data: Any, shape: tuple[int, ...]) -> Any:
         """The result of a gather that reads nothing."""
         return self.xp.zeros(shape, dtype=data.dtype, device=device_for_new(data))
+
+    def without_empty_blocks(self, x: Any) -> Any:
+        """Array `x` as its backend's elementwise operations read it right (Dask: without
+        zero-size chunks); here, as it is."""
+        return x
+
+    def full(self, shape: tuple[int, ...], value: float, dtype: Any, like: Any) -> Any:
+        """A new array of `shape` filled with `value`, beside array `like` (the result of a
+        reduction of `like` along its leading axes)."""
+        return self.xp.full(shape, value, dtype=dtype, device=device_for_new(like))
 
     def copy(self, data: Any) -> Any:
         """A new array equal to `data` (a scatter that writes nothing)."""

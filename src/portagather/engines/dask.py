@@ -32,12 +32,25 @@ class DaskEngine(Engine):
         return False
 
     def index_array(self, indices: Any) -> Any:
+        return self.without_empty_blocks(indices)
+
+    def without_empty_blocks(self, x: Any) -> Any:
         """Without zero-size chunks: Dask's elementwise operations with a Python scalar
         mis-handle them (``da.maximum(c, 0)`` on chunks ``(0, 1)`` gives two elements)."""
-        if any(0 in chunks and len(chunks) > 1 for chunks in indices.chunks):
-            kept = tuple(tuple(n for n in chunks if n) or (0,) for chunks in indices.chunks)
-            return indices.rechunk(kept)
-        return indices
+        if any(0 in chunks and len(chunks) > 1 for chunks in x.chunks):
+            return x.rechunk(nonzero_chunks(x.chunks))
+        return x
+
+    def full(self, shape: tuple[int, ...], value: float, dtype: Any, like: Any) -> Any:
+        """Chunked as the result of a reduction of `like` along its leading axes: `like`'s
+        chunks on the inner axes, Dask's automatic size on the leading one, so that each
+        block of the result is one task of the routed scatter."""
+        from dask.array.core import normalize_chunks
+
+        inner = len(shape) - 1
+        previous = nonzero_chunks(like.chunks[like.ndim - inner :] if inner else ())
+        chunks = normalize_chunks(("auto", *previous), shape, dtype=np.dtype(dtype))
+        return da.full(shape, value, dtype=dtype, chunks=chunks)
 
     def wide_index_dtype(self, like: Any = None) -> Any:
         return self.xp.int64
@@ -152,3 +165,8 @@ def _raise_first_bad(parts: list[Any], report: BadIndex) -> bool:
 
 def _first_argument(block: Any, _verdict: Any) -> Any:
     return block
+
+
+def nonzero_chunks(chunks: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:
+    """Dask chunks without the zero-size ones (one zero-size chunk where all are)."""
+    return tuple(tuple(n for n in sizes if n) or (0,) for sizes in chunks)

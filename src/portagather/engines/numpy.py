@@ -22,6 +22,8 @@ class NumPyEngine(Engine):
 
     take_clamps = True
     int64_gathers = True
+    gathers_checked = True
+    array_type = np.ndarray
     #: Index elements per block: each block costs some Python (plan, policy, gather), which
     #: smaller blocks repeat more often, and temporaries that larger ones push out of cache
     #: (the sizes measured are in benchmarks/RESULTS.md, "NumPy blocks").
@@ -29,6 +31,12 @@ class NumPyEngine(Engine):
     #: Index arrays of at most this many elements have their range read as one Python list:
     #: below it, ``tolist`` and Python's ``min``/``max`` cost less than two reductions.
     SMALL = 32
+
+    def route_key(self, x: Any) -> Any:
+        return x.shape, x.dtype
+
+    def full(self, shape: tuple[int, ...], value: float, dtype: Any, like: Any) -> Any:
+        return np.full(shape, value, dtype=dtype)
 
     def index_block_rows(self, data: Any, indices: Any, plan: GatherPlan) -> int:
         if plan.batch_dims or indices.size < 4 * self.BLOCK or indices.ndim < 1 + plan.vector:
@@ -59,6 +67,67 @@ class NumPyEngine(Engine):
     def take(self, x: Any, indices: Any, axis: int, out: Any = None) -> Any:
         # The method, which np.take calls after two Python frames (a tiny call feels them).
         return x.take(indices, axis=axis, out=out, mode="clip")
+
+    def gather_if_valid(self, data: Any, indices: Any, plan: GatherPlan) -> Any | None:
+        """A small index (at most :attr:`SMALL` values, of a signed dtype) as NumPy's own
+        indexing takes it, which raises on a value past the end: its range is read as one
+        Python list first only where NumPy would count a negative value from the end and the
+        operation does not (``gather``, ``gather_nd``)."""
+        if indices.size > self.SMALL or not indices.ndim or indices.dtype.kind != "i":
+            return None
+        if plan.kind == "along":
+            try:
+                return np.take_along_axis(plan.read_block(data), indices, axis=plan.axis)
+            except IndexError:
+                return None
+        if plan.batch_dims or not plan.depth or indices.ndim == plan.vector:  # (0-d parts: views)
+            return None
+        if indices.size and min(indices.ravel().tolist()) < 0:
+            return None
+        place = _place(indices, plan)
+        try:
+            return data[place]
+        except IndexError:
+            return None
+
+    def scatter_if_valid(
+        self, data: Any, indices: Any, updates: Any, plan: GatherPlan, reduce: str,
+        promises: ScatterPromises,
+    ) -> Any | None:  # fmt: skip
+        """A small index (as :meth:`gather_if_valid`) of ``scatter_nd`` or a segment
+        reduction, read as one Python list: where every index vector is in range (and, for
+        ``"update"`` without the promise of unique indices, no two are equal), NumPy's own
+        indexing (``ufunc.at`` for the reductions) writes the updates into a copy."""
+        if (
+            indices.size > self.SMALL
+            or not indices.ndim
+            or indices.dtype.kind != "i"
+            or plan.kind == "along"
+            or plan.batch_dims
+            or not plan.depth
+        ):
+            return None
+        if indices.size:
+            columns = indices.reshape(-1, plan.depth).T.tolist() if plan.vector else None
+            for values, n in zip(
+                columns or [indices.ravel().tolist()], plan.axis_sizes, strict=True
+            ):
+                if min(values) < 0 or max(values) >= n:
+                    return None
+            if reduce == "update" and not promises.unique_indices:
+                targets = list(zip(*columns, strict=True)) if columns else values
+                if len(set(targets)) < len(targets):
+                    return None  # duplicates: which one wins is settled by scatter()
+        out = np.array(data, order="C")
+        place = _place(indices, plan)
+        if reduce == "update":
+            out[place] = updates
+        elif reduce in ("min", "max"):
+            with np.errstate(invalid="ignore"):  # a NaN propagated is the answer, not a fault
+                UFUNCS[reduce].at(out, place, updates)
+        else:
+            UFUNCS[reduce].at(out, place, updates)
+        return out
 
     def gather(self, data: Any, components: Components, plan: GatherPlan, out: Any = None) -> Any:
         if plan.kind == "axes":  # dispatched here, not by super(): a tiny call feels a frame
@@ -139,6 +208,13 @@ class NumPyEngine(Engine):
             moved = range(b + grid, b + grid + outer)
             out = np.moveaxis(out, list(moved), list(range(b, b + outer)))
         return out
+
+
+def _place(indices: Any, plan: GatherPlan) -> tuple[Any, ...]:
+    """NumPy's index of the elements or slices that `indices` (an ``"axes"`` plan's, without
+    batch dims) address: one array per component, after a full slice per outer axis."""
+    parts = tuple(indices[..., k] for k in range(plan.depth)) if plan.vector else (indices,)
+    return (slice(None),) * plan.axis + parts
 
 
 #: The ufunc of each reduction, applied by ``ufunc.at`` (every duplicate combined).

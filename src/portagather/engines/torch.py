@@ -37,9 +37,14 @@ class TorchEngine(Engine):
 
     int64_gathers = True
     gathers_checked = True
+    array_type = torch.Tensor
     #: Index tensors of at most this many elements: range read with ``tolist``, and gathered
     #: by one indexing call when valid.
     SMALL = 32
+
+    def route_key(self, x: Any) -> Any:
+        # Under torch.compile every call is traced anew: Dynamo keeps its own guards.
+        return None if compiling() else (x.shape, x.dtype, x.device)
 
     def index_access(self, x: Any) -> IndexAccess:
         return "none" if not compiling() and batched_by_vmap(x) else "now"
@@ -114,7 +119,7 @@ class TorchEngine(Engine):
         if along:
             if not data.ndim or not _torch_gathers_along(indices, data, plan):
                 return None
-        elif plan.depth != 1 or plan.batch_dims:
+        elif plan.batch_dims or not plan.depth:
             return None
         if (
             indices.dtype != torch.int64
@@ -122,11 +127,47 @@ class TorchEngine(Engine):
             or data.dtype in SIGNED_TWIN
         ):
             return None
+        if plan.depth > 1:
+            return self._index_small(data, indices, plan)
         if along:
             return _unless_out_of_range(torch.gather, data, plan.axis, indices)
         index = indices[..., 0] if plan.vector else indices
         result = _unless_out_of_range(torch.index_select, data, plan.axis, index.reshape(-1))
         return None if result is None else result.reshape(plan.out_shape)
+
+    def _index_small(self, data: Any, indices: Any, plan: GatherPlan) -> Any | None:
+        """Index vectors of several components, a small number of them (at most
+        :attr:`SMALL` values, in rows of two or more dims), by one indexing call along the
+        original axes, which raises on a value past the end; its range is read as one Python
+        list first, since torch counts a negative value from the end."""
+        if indices.numel() > self.SMALL or indices.ndim < 2:  # 1-d: a 0-d part would view
+            return None
+        if min(itertools.chain.from_iterable(indices.reshape(-1, plan.depth).tolist())) < 0:
+            return None
+        place = (slice(None),) * plan.axis + tuple(indices.unbind(-1))
+        return _unless_out_of_range(data.__getitem__, place)
+
+    def _index_put_small(
+        self, data: Any, indices: Any, updates: Any, plan: GatherPlan, reduce: str,
+        promises: ScatterPromises,
+    ) -> Any | None:  # fmt: skip
+        """``"add"`` and ``"update"`` at a small number of index vectors of several components
+        (as :meth:`_index_small`) by one ``index_put``, which raises on a value past the end;
+        the range is read as one Python list first (torch counts a negative value from the
+        end), and so is, for ``"update"`` without the promise of unique indices, whether two
+        vectors are equal (which one wins is then settled by :meth:`scatter`)."""
+        if reduce not in ("add", "update") or indices.numel() > self.SMALL or indices.ndim < 2:
+            return None
+        if data.dtype in SIGNED_TWIN or data.dtype == torch.bool:  # no kernels / OR semantics
+            return None
+        vectors = indices.reshape(-1, plan.depth).tolist()
+        if vectors and min(itertools.chain.from_iterable(vectors)) < 0:
+            return None
+        if reduce == "update" and not promises.unique_indices:
+            if len(set(map(tuple, vectors))) < len(vectors):
+                return None
+        place = (slice(None),) * plan.axis + tuple(indices.unbind(-1))
+        return _unless_out_of_range(data.index_put, place, updates, accumulate=reduce == "add")
 
     def gather(self, data: Any, components: Components, plan: GatherPlan, out: Any = None) -> Any:
         """uint16/32/64 as the signed type of the same width. Reads that must be kept inside
@@ -270,9 +311,11 @@ class TorchEngine(Engine):
                 return None
             arguments = (data, plan.axis, indices, updates, reduce, False, promises, True)
             return _unless_out_of_range(scatter_along, *arguments)
-        if plan.depth != 1 or plan.batch_dims or not plan.vector:
+        if plan.batch_dims or not plan.depth:
             return None
-        positions = indices.reshape(-1)  # the one component of each vector
+        if plan.depth > 1:
+            return self._index_put_small(data, indices, updates, plan, reduce, promises)
+        positions = indices.reshape(-1)  # the one component of each vector (or each id)
         return _unless_out_of_range(
             self._scatter_at_slices, data, positions, updates, plan, reduce, promises, False
         )
