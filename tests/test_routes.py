@@ -1,0 +1,183 @@
+"""The repeat call (``_routes``): a call whose key was seen before skips the argument checks,
+so these tests make every call at least twice and hold each one, first and repeated, to the
+plain-loop reference, or to the error the first call raised. A key that confuses two calls
+the checks tell apart (``1`` for ``True``, ``0.0`` for ``0``, a device for another) would
+show up as a repeated call that passes where the first one raised, or the other way round.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import pytest
+import torch
+
+import portagather as pg
+from portagather.conformance import reference
+
+torch.set_num_threads(1)
+
+BACKENDS = {"numpy": np.asarray, "torch": torch.as_tensor}
+
+DATA = np.arange(8 * 6, dtype=np.float32).reshape(8, 6)
+POINTS = np.array([[1, 2], [7, 5], [0, 0], [3, 1], [7, 5]])  # a duplicate vector
+ROWS = np.array([[2, 0, 1], [5, 5, 4]])
+IDS = np.array([0, 2, 2, 5, 1, 0, 2, 3])
+
+
+def _values(x):
+    return x.numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+
+def _outcome(function, *args, **kwargs):
+    """The result as NumPy values, or the error's type and message."""
+    try:
+        return _values(function(*args, **kwargs))
+    except (IndexError, TypeError, ValueError) as error:
+        return type(error), str(error)
+
+
+def _same(got, wanted):
+    if isinstance(wanted, tuple):
+        assert got == wanted
+    else:
+        np.testing.assert_array_equal(got, wanted)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("policy", ["error", "unchecked", "ignore", "clip", "wrap", "DEFAULT"])
+def test_repeated_gathers_match_the_reference(backend, policy):
+    convert = BACKENDS[backend]
+    data = convert(DATA)
+    calls = [  # (portagather's call, the reference's, a valid index)
+        (pg.gather_nd, reference.ref_gather_nd, POINTS),
+        (partial(pg.gather, axis=1), partial(reference.ref_gather, axis=1), ROWS),
+        (_gather_d0, _ref_gather_d0, ROWS[:, :2] - 3),
+        (
+            partial(pg.take_along_axis, axis=1),
+            partial(reference.ref_take_along_axis, axis=1),
+            np.tile(ROWS[:1], (8, 1)),
+        ),
+    ]
+    for function, ref, index in calls:
+        wanted = ref(DATA, index, bad_indices=policy)
+        bad = index.copy()
+        bad.flat[1] = -9
+        for _ in range(3):  # the first call builds the route, the others find it
+            got = _values(function(data, convert(index), bad_indices=policy))
+            np.testing.assert_array_equal(got, wanted)
+            # The same key with a bad value: the policy's answer, never the backend's error.
+            if policy in ("error", "DEFAULT"):
+                with pytest.raises(IndexError, match=r"^(indices|index)\["):  # portagather's
+                    function(data, convert(bad), bad_indices=policy)
+            elif policy != "unchecked":
+                got = _values(function(data, convert(bad), bad_indices=policy))
+                np.testing.assert_array_equal(got, ref(DATA, bad, bad_indices=policy))
+
+
+def _gather_d0(x, index, **options):
+    return pg.gather_d(x, 0, index, **options)
+
+
+def _ref_gather_d0(x, index, **options):
+    return reference.ref_gather_d(x, 0, index, **options)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("reduce", ["update", "add", "multiply", "min", "max"])
+@pytest.mark.parametrize("unique", [False, True])
+def test_repeated_scatters_match_the_reference(backend, reduce, unique):
+    convert = BACKENDS[backend]
+    points = POINTS[:4] if unique else POINTS
+    updates = np.arange(1, len(points) + 1, dtype=np.float32) * 10
+    wanted = reference.ref_scatter_nd(DATA, points, updates, reduce=reduce)
+    bad = points.copy()
+    bad[2, 0] = -1
+    for _ in range(3):
+        got = pg.scatter_nd(
+            convert(DATA), convert(points), convert(updates), reduce=reduce, unique_indices=unique
+        )
+        np.testing.assert_array_equal(_values(got), wanted)
+        with pytest.raises(IndexError, match=r"indices\[2\] = \[-1, 0\]"):
+            pg.scatter_nd(
+                convert(DATA), convert(bad), convert(updates), reduce=reduce,
+                unique_indices=unique,
+            )  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min", "prod"])
+@pytest.mark.parametrize("policy", ["error", "ignore", "clip"])
+def test_repeated_segments_match_the_reference(backend, reduce, policy):
+    convert = BACKENDS[backend]
+    function = getattr(pg, f"segment_{reduce}")
+    data = DATA[:, :3]
+    bad = IDS.copy()
+    bad[3] = 6
+    for _ in range(3):
+        got = function(convert(data), convert(IDS), 6, bad_indices=policy)
+        wanted = reference.ref_segment(data, IDS, 6, reduce, policy)
+        np.testing.assert_array_equal(_values(got), wanted)
+        if policy == "error":
+            with pytest.raises(IndexError, match=r"segment_ids\[3\] = 6 is out of range"):
+                function(convert(data), convert(bad), 6, bad_indices=policy)
+        else:
+            got = function(convert(data), convert(bad), 6, bad_indices=policy)
+            wanted = reference.ref_segment(data, bad, 6, reduce, policy)
+            np.testing.assert_array_equal(_values(got), wanted)
+
+
+# Options that compare equal (and hash alike) but that the checks tell apart: each pair is
+# called in both orders, so a route kept for the first must not answer the second.
+LOOKALIKES = [
+    ("unique_indices", True, 1),
+    ("indices_are_sorted", False, 0),
+    ("fill_value", 0, False),
+    ("fill_value", 0, 0.5),
+    ("bad_indices", "error", "Error"),
+]
+
+
+@pytest.mark.parametrize(("name", "first", "second"), LOOKALIKES)
+@pytest.mark.parametrize("order", ["as-listed", "reversed"])
+def test_options_that_compare_equal_keep_their_own_checks(name, first, second, order):
+    data = np.arange(6, dtype=np.int64)
+    index = np.array([[1], [4]])
+    if name == "fill_value":
+        function = pg.gather_nd
+
+        def run(value):
+            return _outcome(function, data, index, bad_indices="ignore", fill_value=value)
+    elif name == "bad_indices":
+
+        def run(value):
+            return _outcome(pg.gather_nd, data, index, bad_indices=value)
+    else:
+
+        def run(value):
+            return _outcome(pg.scatter_nd, data, index, np.array([7, 8]), **{name: value})
+
+    values = [first, second] if order == "as-listed" else [second, first]
+    fresh = {}
+    for value in values:
+        pg._routes._ROUTES.clear()
+        fresh[repr(value)] = run(value)
+    for value in values * 2:  # now with the other's route kept
+        _same(run(value), fresh[repr(value)])
+
+
+def test_a_device_or_dtype_of_its_own_is_a_key_of_its_own():
+    index = np.array([[1], [2]])
+    for dtype in (np.float32, np.int8, np.bool_, np.float32):
+        data = np.ones(4, dtype=dtype)
+        got = pg.scatter_nd(data, index, np.array([0, 0], dtype=dtype), reduce="add")
+        np.testing.assert_array_equal(
+            got, reference.ref_scatter_nd(data, index, [0, 0], reduce="add")
+        )
+        assert got.dtype == dtype
+    strings = np.array(["a", "b", "c"])
+    with pytest.raises(TypeError, match='reduce="add" needs params'):
+        pg.scatter_nd(strings, index, np.array(["x", "y"]), reduce="add")
+    with pytest.raises(TypeError, match='reduce="add" needs params'):
+        pg.scatter_nd(strings, index, np.array(["x", "y"]), reduce="add")
