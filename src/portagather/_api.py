@@ -27,7 +27,7 @@ from ._plan import (
     plan_gather_nd,
     plan_take_along_axis,
 )
-from ._routes import Route, call_key, find, keep, typed
+from ._routes import Route, call_key, find, keep, kernel_applies, typed
 from ._scatter import ScatterPromises
 from ._types import Array, IndexLike, Policy, Reduction, Scalar
 from .engines import Engine, engine_for
@@ -77,12 +77,16 @@ def _execute(
         xp, data, indices, plan, policy, fill = gather_arguments(
             data, indices, names, planner, arguments, bad_indices, fill_value
         )
-        route = Route(xp, engine_for(xp), plan, policy, fill)
+        engine = engine_for(xp)
+        kernel = None
+        if kernel_applies(engine, plan, policy):
+            kernel = engine.checked_gather(plan, indices.shape, indices.dtype, policy)
+        route = Route(xp, engine, plan, policy, fill, kernel=kernel)
         keep(key, route)
-    if route.checked_gather:
+    if route.kernel is not None:
         # Valid indices, the common case, cost no pass of portagather's where the backend's
         # own gather checks them (and on the host, reads them now); else the policy decides.
-        result = route.engine.gather_if_valid(data, indices, route.plan)
+        result = route.kernel(data, indices)
         if result is not None:
             return result
     call = _engine_call(route, data, indices)
@@ -127,19 +131,23 @@ def _execute_scatter(
             data, indices, updates, names, planner, arguments, reduce, bad_indices,
             updates_fit, promises,
         )  # fmt: skip
-        route = Route(xp, engine_for(xp), plan, policy, 0, reduction, promised)
+        engine = engine_for(xp)
+        kernel = None
+        if kernel_applies(engine, plan, policy):
+            kernel = engine.checked_scatter(
+                plan, indices.shape, indices.dtype, reduction, promised, policy, in_place=False
+            )
+        route = Route(xp, engine, plan, policy, 0, reduction, promised, kernel)
         keep(key, route)
     return scatter_route(route, data, indices, updates)
 
 
 def scatter_route(route: Route, data: Any, indices: Any, updates: Any) -> Any:
     """The steps of a checked scatter (`route`) that remain: on the index values."""
-    if route.checked_gather:
+    if route.kernel is not None:
         # As for the gathers (_execute): a valid index, the common case, costs no range
         # read where the backend's own scatter checks it; on a bad one, the policy decides.
-        result = route.engine.scatter_if_valid(
-            data, indices, updates, route.plan, route.reduction, route.promises
-        )
+        result = route.kernel(data, indices, updates)
         if result is not None:
             return result
     call = _engine_call(route, data, indices)

@@ -18,7 +18,8 @@ every call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ._plan import GatherPlan
@@ -33,11 +34,14 @@ _MAX_ROUTES = 1024
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """What the checks of one call signature found: nothing but data, and the engine.
+    """What the checks of one call signature found: nothing but data, the engine, and the
+    engine's checked kernel for it.
 
     `policy` is the canonical policy (``"default"`` until the call knows how its index values
     can be seen); `fill` what ``check_fill_value`` made of ``fill_value`` (gathers);
-    `reduction` the reduction the engine runs (scatters: ``"max"`` for ``"add"`` on bool)."""
+    `reduction` the reduction the engine runs (scatters: ``"max"`` for ``"add"`` on bool).
+    `kernel` is :meth:`Engine.checked_gather` or :meth:`Engine.checked_scatter` of the route:
+    the whole call for a valid index, or None where it does not serve (the policy decides)."""
 
     xp: Any
     engine: Engine
@@ -46,22 +50,20 @@ class Route:
     fill: Any = 0
     reduction: str = "update"
     promises: ScatterPromises = NO_PROMISES
-    #: Whether the engine's own checked kernel is tried first (``Engine.gather_if_valid``,
-    #: ``scatter_if_valid``): its gathers check bounds, and the policy leaves every valid
-    #: index as it is (TensorFlow's default is "error" wherever that kernel applies, since
-    #: it applies only where the values can be read now). Never where the result is empty
-    #: or an axis is (the pipeline's own answers).
-    checked_gather: bool = field(init=False)
+    kernel: Callable[..., Any] | None = None
 
-    def __post_init__(self) -> None:
-        plan = self.plan
-        checked = (
-            self.engine.gathers_checked
-            and self.policy in ("error", "unchecked", "default")
-            and not plan.reads_nothing
-            and 0 not in plan.axis_sizes
-        )
-        object.__setattr__(self, "checked_gather", checked)
+
+def kernel_applies(engine: Engine, plan: GatherPlan, policy: str) -> bool:
+    """Whether a checked kernel may answer calls of `plan` under `policy`: the policy leaves
+    every valid index as it is (TensorFlow's default is "error" wherever such a kernel
+    applies, since it applies only where the values can be read now), and the pipeline has
+    no answer of its own (an empty result, an empty axis)."""
+    return (
+        engine.gathers_checked
+        and policy in ("error", "unchecked", "default")
+        and not plan.reads_nothing
+        and 0 not in plan.axis_sizes
+    )
 
 
 def call_key(options: tuple[Any, ...], *arrays: Any) -> tuple[Any, ...] | None:

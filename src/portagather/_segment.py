@@ -27,7 +27,7 @@ from ._arrays import check_index_dtype, dtype_name, static_shape
 from ._errors import BadIndex, raise_first_bad
 from ._indices import normalize_policy, resolve_default, to_wide
 from ._plan import GatherPlan, plan_gather
-from ._routes import Route, call_key, find, keep, typed
+from ._routes import Route, call_key, find, keep, kernel_applies, typed
 from ._scatter import _complex, _is_api_dtype, check_promises, check_reduce_dtype
 from .engines import Engine, engine_for
 
@@ -208,21 +208,26 @@ def _scatter(call: _Call, init: Any, updates: Any, reduce: str, policy: str) -> 
     """`updates` combined by `reduce` into `init` at the segment ids, under `policy`: the
     scatter's own steps on arguments checked already (the reduction's dtype, the shapes)."""
     route = _scatter_route(
-        call.xp, call.engine, tuple(init.shape), tuple(call.ids.shape), policy, reduce,
-        init.dtype, call.ids_sorted,
+        call.xp, call.engine, tuple(init.shape), tuple(call.ids.shape), call.ids.dtype, policy,
+        reduce, init.dtype, call.ids_sorted,
     )  # fmt: skip
     return scatter_route(route, init, call.ids, updates)
 
 
 @lru_cache(maxsize=512)
 def _scatter_route(
-    xp: Any, engine: Engine, shape: tuple[int, ...], id_shape: tuple[int, ...], policy: str,
-    reduce: str, dtype: Any, ids_sorted: bool,
+    xp: Any, engine: Engine, shape: tuple[int, ...], id_shape: tuple[int, ...], id_dtype: Any,
+    policy: str, reduce: str, dtype: Any, ids_sorted: bool,
 ) -> Route:  # fmt: skip
-    """The scatter's route into a result of `shape` at ids of `id_shape`."""
+    """The scatter's route into a new result of `shape` at ids of `id_shape`."""
     reduction = check_reduce_dtype(xp, reduce, dtype, "data")
-    return Route(xp, engine, plan_segments(shape, id_shape), policy, 0, reduction,
-                 check_promises(False, ids_sorted))  # fmt: skip
+    plan, promises = plan_segments(shape, id_shape), check_promises(False, ids_sorted)
+    kernel = None
+    if kernel_applies(engine, plan, policy):  # the result is new: written in place
+        kernel = engine.checked_scatter(
+            plan, id_shape, id_dtype, reduction, promises, policy, in_place=True
+        )
+    return Route(xp, engine, plan, policy, 0, reduction, promises, kernel)
 
 
 def _counts(call: _Call, policy: str) -> Any:

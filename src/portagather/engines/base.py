@@ -33,7 +33,8 @@ class Engine:
     take_clamps = False
     #: Whether the backend's gathers take int64 indices only, or convert every width to it.
     int64_gathers = False
-    #: Whether :meth:`gather_if_valid` may apply: the backend's own gathers check bounds. A
+    #: Whether :meth:`checked_gather` and :meth:`checked_scatter` may apply: the backend's own
+    #: gathers check bounds. A
     #: flag, so that engines without one skip even the call (a tiny call feels it).
     gathers_checked = False
     #: Whether an eager call runs as one compiled computation (:meth:`compiled`): where each
@@ -134,12 +135,17 @@ class Engine:
         here, called as it is."""
         return steps(static, *arrays)
 
-    def gather_if_valid(self, data: Any, indices: Any, plan: GatherPlan) -> Any | None:
-        """The gather at the caller's `indices` as they are, by a backend gather that checks
-        every value against its axis itself and raises, reading nothing outside, when one is
-        not in ``[0, n)``: with every value valid, that is the answer of every policy, and it
-        costs no pass of portagather's. None where the engine has no such gather or a value
-        is not valid (the policy then decides, from the start)."""
+    def checked_gather(
+        self, plan: GatherPlan, index_shape: tuple[int, ...], index_dtype: Any, policy: str
+    ) -> Callable[[Any, Any], Any | None] | None:
+        """For the calls of one route (`plan`, an index of `index_shape` and `index_dtype`,
+        `policy` "error", "unchecked" or TensorFlow's default): ``kernel(data, indices)``, the
+        gather at the caller's index as it is, by a backend gather that checks every value
+        against its axis itself and raises, reading nothing outside, where one is not in
+        ``[0, n)``. With every value valid, that is the answer of every policy, and it costs
+        no pass of portagather's; the kernel returns None where a value is not valid (the
+        policy then decides, from the start) or it cannot serve this call. None where the
+        engine has no such gather for the route."""
         return None
 
     def gather(self, data: Any, components: Components, plan: GatherPlan, out: Any = None) -> Any:
@@ -188,14 +194,14 @@ class Engine:
         dropping = components.keep is not None
         return self.scatter_at(data, flat, updates, reduce, promises, dropping=dropping)
 
-    def scatter_if_valid(
-        self, data: Any, indices: Any, updates: Any, plan: GatherPlan, reduce: str,
-        promises: ScatterPromises,
-    ) -> Any | None:  # fmt: skip
-        """The scatter at the caller's `indices` as they are, by backend kernels that check
-        every value and raise, writing nothing but into the new result, on one not in
-        ``[0, n)`` (as :meth:`gather_if_valid`); None where the engine has none or a value is
-        not valid (the policy then decides, from the start)."""
+    def checked_scatter(
+        self, plan: GatherPlan, index_shape: tuple[int, ...], index_dtype: Any, reduce: str,
+        promises: ScatterPromises, policy: str, *, in_place: bool,
+    ) -> Callable[[Any, Any, Any], Any | None] | None:  # fmt: skip
+        """As :meth:`checked_gather`, for scatters: ``kernel(data, indices, updates)``, by
+        backend kernels that check every value and raise, writing nothing but into the
+        result, on one not in ``[0, n)``. With `in_place`, `data` is a new array of the
+        pipeline's (a segment reduction's identity) that the kernel may write into."""
         return None
 
     # The steps of the generic scatter and gather.

@@ -4,6 +4,8 @@ large indices run in blocks."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -68,66 +70,50 @@ class NumPyEngine(Engine):
         # The method, which np.take calls after two Python frames (a tiny call feels them).
         return x.take(indices, axis=axis, out=out, mode="clip")
 
-    def gather_if_valid(self, data: Any, indices: Any, plan: GatherPlan) -> Any | None:
+    def checked_gather(
+        self, plan: GatherPlan, index_shape: tuple[int, ...], index_dtype: Any, policy: str
+    ) -> Callable[[Any, Any], Any | None] | None:
         """A small index (at most :attr:`SMALL` values, of a signed dtype) as NumPy's own
-        indexing takes it, which raises on a value past the end: its range is read as one
-        Python list first only where NumPy would count a negative value from the end and the
-        operation does not (``gather``, ``gather_nd``)."""
-        if indices.size > self.SMALL or not indices.ndim or indices.dtype.kind != "i":
+        indexing takes it, which raises on a value past the end. Where NumPy would count a
+        negative value from the end and the operation does not (``gather``, ``gather_nd``),
+        the index is read as one Python list first, except under ``"unchecked"`` (such a
+        value then reads an element inside, which that policy allows)."""
+        if not _small_signed(index_shape, index_dtype, self.SMALL):
             return None
         if plan.kind == "along":
-            try:
-                return np.take_along_axis(plan.read_block(data), indices, axis=plan.axis)
-            except IndexError:
-                return None
-        if plan.batch_dims or not plan.depth or indices.ndim == plan.vector:  # (0-d parts: views)
-            return None
-        if indices.size and min(indices.ravel().tolist()) < 0:
-            return None
-        place = _place(indices, plan)
-        try:
-            return data[place]
-        except IndexError:
-            return None
+            return partial(_take_along_axis, axis=plan.axis, block=plan.data_block)
+        if plan.batch_dims or not plan.depth or len(index_shape) == plan.vector:
+            return None  # (a 1-d vector's 0-d parts would index a view)
+        if plan.vector and plan.depth == 2 and plan.axis == 0:  # the common tiny call
+            return _gather_pairs if policy == "unchecked" else _gather_pairs_checked
+        return partial(
+            _gather_places, lead=(slice(None),) * plan.axis, depth=plan.depth if plan.vector else 0,
+            checked=policy != "unchecked",
+        )  # fmt: skip
 
-    def scatter_if_valid(
-        self, data: Any, indices: Any, updates: Any, plan: GatherPlan, reduce: str,
-        promises: ScatterPromises,
-    ) -> Any | None:  # fmt: skip
-        """A small index (as :meth:`gather_if_valid`) of ``scatter_nd`` or a segment
+    def checked_scatter(
+        self, plan: GatherPlan, index_shape: tuple[int, ...], index_dtype: Any, reduce: str,
+        promises: ScatterPromises, policy: str, *, in_place: bool,
+    ) -> Callable[[Any, Any, Any], Any | None] | None:  # fmt: skip
+        """A small index (as :meth:`checked_gather`) of ``scatter_nd`` or a segment
         reduction, read as one Python list: where every index vector is in range (and, for
         ``"update"`` without the promise of unique indices, no two are equal), NumPy's own
-        indexing (``ufunc.at`` for the reductions) writes the updates into a copy."""
+        indexing (``ufunc.at`` for the reductions) writes the updates into a copy (into
+        `data` itself, with `in_place`)."""
         if (
-            indices.size > self.SMALL
-            or not indices.ndim
-            or indices.dtype.kind != "i"
+            not _small_signed(index_shape, index_dtype, self.SMALL)
             or plan.kind == "along"
             or plan.batch_dims
             or not plan.depth
         ):
             return None
-        if indices.size:
-            columns = indices.reshape(-1, plan.depth).T.tolist() if plan.vector else None
-            for values, n in zip(
-                columns or [indices.ravel().tolist()], plan.axis_sizes, strict=True
-            ):
-                if min(values) < 0 or max(values) >= n:
-                    return None
-            if reduce == "update" and not promises.unique_indices:
-                targets = list(zip(*columns, strict=True)) if columns else values
-                if len(set(targets)) < len(targets):
-                    return None  # duplicates: which one wins is settled by scatter()
-        out = np.array(data, order="C")
-        place = _place(indices, plan)
-        if reduce == "update":
-            out[place] = updates
-        elif reduce in ("min", "max"):
-            with np.errstate(invalid="ignore"):  # a NaN propagated is the answer, not a fault
-                UFUNCS[reduce].at(out, place, updates)
-        else:
-            UFUNCS[reduce].at(out, place, updates)
-        return out
+        return partial(
+            _scatter_places, lead=(slice(None),) * plan.axis,
+            depth=plan.depth if plan.vector else 0, sizes=plan.axis_sizes,
+            write=None if reduce == "update" else UFUNCS[reduce].at,
+            nan_quiet=reduce in ("min", "max"),
+            settle=reduce == "update" and not promises.unique_indices, in_place=in_place,
+        )  # fmt: skip
 
     def gather(self, data: Any, components: Components, plan: GatherPlan, out: Any = None) -> Any:
         if plan.kind == "axes":  # dispatched here, not by super(): a tiny call feels a frame
@@ -210,11 +196,72 @@ class NumPyEngine(Engine):
         return out
 
 
-def _place(indices: Any, plan: GatherPlan) -> tuple[Any, ...]:
-    """NumPy's index of the elements or slices that `indices` (an ``"axes"`` plan's, without
-    batch dims) address: one array per component, after a full slice per outer axis."""
-    parts = tuple(indices[..., k] for k in range(plan.depth)) if plan.vector else (indices,)
-    return (slice(None),) * plan.axis + parts
+# The checked kernels (NumPyEngine.checked_gather, checked_scatter): each returns None for a
+# call it cannot answer, which then runs through the policy.
+
+
+def _small_signed(shape: tuple[int, ...], dtype: Any, small: int) -> bool:
+    """Whether an index of `shape` and `dtype` is small, not 0-d and of a signed integer
+    dtype (NumPy's indexing would wrap an unsigned value past ``2**63`` to a negative one)."""
+    return bool(shape) and math.prod(shape) <= small and np.dtype(dtype).kind == "i"
+
+
+def _take_along_axis(data: Any, indices: Any, axis: int, block: tuple[int, ...] | None) -> Any:
+    if block is not None:  # gather_d with a smaller index reads the leading block
+        data = data[tuple(slice(0, size) for size in block)]
+    try:
+        return np.take_along_axis(data, indices, axis=axis)
+    except IndexError:
+        return None
+
+
+def _gather_pairs(data: Any, indices: Any) -> Any:
+    try:
+        return data[indices[..., 0], indices[..., 1]]
+    except IndexError:
+        return None
+
+
+def _gather_pairs_checked(data: Any, indices: Any) -> Any:
+    if min(indices.ravel().tolist()) < 0:
+        return None
+    return _gather_pairs(data, indices)
+
+
+def _gather_places(
+    data: Any, indices: Any, lead: tuple[slice, ...], depth: int, checked: bool
+) -> Any:
+    if checked and min(indices.ravel().tolist()) < 0:
+        return None
+    parts = tuple(indices[..., k] for k in range(depth)) if depth else (indices,)
+    try:
+        return data[lead + parts]
+    except IndexError:
+        return None
+
+
+def _scatter_places(
+    data: Any, indices: Any, updates: Any, lead: tuple[slice, ...], depth: int,
+    sizes: tuple[int, ...], write: Any, nan_quiet: bool, settle: bool, in_place: bool,
+) -> Any:  # fmt: skip
+    columns = indices.reshape(-1, depth).T.tolist() if depth else [indices.ravel().tolist()]
+    for values, n in zip(columns, sizes, strict=True):
+        if min(values) < 0 or max(values) >= n:
+            return None
+    if settle:
+        targets = list(zip(*columns, strict=True))
+        if len(set(targets)) < len(targets):
+            return None  # duplicates: which one wins is settled by scatter()
+    out = data if in_place else np.array(data, order="C")
+    place = lead + (tuple(indices[..., k] for k in range(depth)) if depth else (indices,))
+    if write is None:
+        out[place] = updates
+    elif nan_quiet:
+        with np.errstate(invalid="ignore"):  # a NaN propagated is the answer, not a fault
+            write(out, place, updates)
+    else:
+        write(out, place, updates)
+    return out
 
 
 #: The ufunc of each reduction, applied by ``ufunc.at`` (every duplicate combined).

@@ -111,7 +111,26 @@ class TorchEngine(Engine):
     def keeps_reads_inside(self, values: Any) -> bool:
         return self.reads_cheaply(values)  # see gather
 
-    def gather_if_valid(self, data: Any, indices: Any, plan: GatherPlan) -> Any | None:
+    def checked_gather(
+        self, plan: GatherPlan, index_shape: tuple[int, ...], index_dtype: Any, policy: str
+    ) -> Callable[[Any, Any], Any | None] | None:
+        """:meth:`_gather_if_valid` for the route's plan, where the index is int64."""
+        if index_dtype != torch.int64 or plan.batch_dims or not plan.depth:
+            return None
+        return functools.partial(self._gather_if_valid, plan=plan)
+
+    def checked_scatter(
+        self, plan: GatherPlan, index_shape: tuple[int, ...], index_dtype: Any, reduce: str,
+        promises: ScatterPromises, policy: str, *, in_place: bool,
+    ) -> Callable[[Any, Any, Any], Any | None] | None:  # fmt: skip
+        """:meth:`_scatter_if_valid` for the route's plan, where the index is int64."""
+        if index_dtype != torch.int64 or plan.batch_dims or not plan.depth:
+            return None
+        return functools.partial(
+            self._scatter_if_valid, plan=plan, reduce=reduce, promises=promises
+        )
+
+    def _gather_if_valid(self, data: Any, indices: Any, plan: GatherPlan) -> Any | None:
         """``torch.gather`` along the axis where the index has the result's shape, and
         ``index_select`` for one gathered axis without batch dims: on the CPU both raise,
         reading nothing outside, on any value not in ``[0, n)`` (negatives included)."""
@@ -119,11 +138,8 @@ class TorchEngine(Engine):
         if along:
             if not data.ndim or not _torch_gathers_along(indices, data, plan):
                 return None
-        elif plan.batch_dims or not plan.depth:
-            return None
         if (
-            indices.dtype != torch.int64
-            or not (data.is_cpu and self.reads_cheaply(indices))  # a GPU asserts instead
+            not (data.is_cpu and self.reads_cheaply(indices))  # a GPU asserts instead
             or data.dtype in SIGNED_TWIN
         ):
             return None
@@ -289,7 +305,7 @@ class TorchEngine(Engine):
         )
         return result.reshape(shape)
 
-    def scatter_if_valid(
+    def _scatter_if_valid(
         self, data: Any, indices: Any, updates: Any, plan: GatherPlan, reduce: str,
         promises: ScatterPromises,
     ) -> Any | None:  # fmt: skip
@@ -300,19 +316,13 @@ class TorchEngine(Engine):
         range read; on any other value (a negative one counts from the end for
         ``scatter_d``) torch raises having written only into the new result, and None sends
         the call through the policy."""
-        if (
-            indices.dtype != torch.int64
-            or not data.ndim
-            or not (data.is_cpu and self.reads_cheaply(indices))
-        ):
+        if not data.ndim or not (data.is_cpu and self.reads_cheaply(indices)):
             return None
         if plan.kind == "along":
             if not _torch_gathers_along(indices, data, plan):
                 return None
             arguments = (data, plan.axis, indices, updates, reduce, False, promises, True)
             return _unless_out_of_range(scatter_along, *arguments)
-        if plan.batch_dims or not plan.depth:
-            return None
         if plan.depth > 1:
             return self._index_put_small(data, indices, updates, plan, reduce, promises)
         positions = indices.reshape(-1)  # the one component of each vector (or each id)
