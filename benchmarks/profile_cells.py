@@ -16,9 +16,7 @@ interleaved rounds (``harness.interleaved``).
 
 from __future__ import annotations
 
-import cProfile
 import json
-import pstats
 import re
 import sys
 from collections import Counter
@@ -28,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import workloads  # noqa: E402
-from harness import arguments, interleaved, set_threads, table  # noqa: E402
+from harness import arguments, interleaved, profiled, set_threads, table  # noqa: E402
 
 #: The C functions that read the data, as cProfile names them.
 KERNELS = re.compile(
@@ -76,13 +74,7 @@ def candidate_pair(backend, key, policy, results):
 
 def kernel_split(f, calls):
     """(seconds per call in the kernel, seconds per call in all, kernel names) under cProfile."""
-    f()
-    profile = cProfile.Profile()
-    profile.enable()
-    for _ in range(calls):
-        f()
-    profile.disable()
-    stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    stats = profiled(f, calls)
     kernel, names = 0.0, Counter()
     for (_, _, name), (_, ncalls, tottime, _, _) in stats.items():
         found = KERNELS.search(name)
