@@ -29,6 +29,7 @@ import json
 import re
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,8 @@ BOUNDED = ("numpy", "torch")
 SCATTER_REDUCES = ("update", "add", "multiply", "min", "max")
 SEGMENT_REDUCES = ("sum", "mean", "max", "min", "prod")
 ROWS, COLS, SEGMENTS = 8, 6, 6
+#: Seconds a timed sample of `inner` calls lasts at most.
+SAMPLE = 1e-3
 
 Fn = Callable[[], Any]
 
@@ -189,6 +192,8 @@ def numpy_natives(a: dict[str, Any]) -> dict[str, dict[str, Fn]]:
 
 def torch_natives(a: dict[str, Any]) -> dict[str, dict[str, Fn]]:
     import torch
+
+    warnings.filterwarnings("ignore", message="index_reduce\\(\\) is in beta")
 
     p, nd, rows, along = a["p"], a["nd"], a["rows"], a["along"]
     u_nd, u_along, data, ids, off = a["u_nd"], a["u_along"], a["data"], a["ids"], a["offsets"]
@@ -335,11 +340,16 @@ def measure_row(
             raise AssertionError(msg)
     calls = {f"pg {b}": ready(backend, lambda b=b: mine(b)) for b in POLICIES}
     calls |= {n: ready(backend, f) for n, f in natives.items()}
+    # Samples of about a millisecond at most: a long sample on a shared machine is more
+    # likely to hold a preemption than a short one.
+    slowest = max(harness.in_a_row(f, 0.0, least=3, most=3) for f in calls.values())
+    inner = max(1, min(inner, int(SAMPLE / slowest)))
     runs = [harness.interleaved(calls, rounds, inner=inner) for _ in range(repeat)]
     seconds = {n: float(np.median([r[n] for r in runs])) for n in calls}
     fastest = min(natives, key=seconds.__getitem__)
     row: dict[str, Any] = {"backend": backend, "function": name, "native": fastest,
-                           "native_s": seconds[fastest], "seconds": seconds}  # fmt: skip
+                           "native_s": seconds[fastest], "seconds": seconds,
+                           "inner": inner}  # fmt: skip
     for b in POLICIES:
         per = [r[f"pg {b}"] / min(r[n] for n in natives) for r in runs]
         row[b] = {"seconds": seconds[f"pg {b}"], "ratio": float(np.median(per)),
@@ -452,7 +462,8 @@ def report(res: dict[str, Any]) -> str:
         "1 (`take_along_axis`, `gather_d`, `scatter_d`, `put_along_axis`); `gather` takes 5 "
         "rows; 10 rows of data into 6 segments (sorted ids, none empty; `segment_csr` by "
         "offsets). Each native was first compared with portagather's result. Times: medians "
-        f"of {res['rounds']} interleaved rounds of {res['inner']} calls each"
+        f"of {res['rounds']} interleaved rounds of up to {res['inner']} calls each (fewer where "
+        "they would last over a millisecond)"
         + (f", median over {repeat} repeats (range of the ratio in brackets)" if repeat > 1
            else "")
         + "; ratio: portagather / the fastest native listed for the row, in the same rounds. "
@@ -501,7 +512,7 @@ def report(res: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = harness.arguments(__doc__, quick="few rounds; writes nothing", repeat=True,
                                rounds=21, threads=True, backends=BACKENDS)  # fmt: skip
-    parser.add_argument("--inner", type=int, default=100, help="calls per timed sample")
+    parser.add_argument("--inner", type=int, default=100, help="calls per timed sample, at most")
     parser.add_argument("--functions", nargs="+", default=None, help="e.g. gather_nd scatter_d")
     parser.add_argument("--profile-calls", type=int, default=2000, help="0: no profile")
     parser.add_argument("--top", type=int, default=5, help="steps shown per profile")
