@@ -455,8 +455,8 @@ def report(res: dict[str, Any]) -> str:
         "",
         f"`python benchmarks/per_call.py --repeat {repeat}` on {info['cpu']} "
         f"({info['cores']} cores, shared with other processes while it ran), one intra-op "
-        f"thread; {harness.versions_text(info)}. Measured on the portagather code at commit "
-        f"`{res['commit']}` (the source the run imported).",
+        f"thread; {harness.versions_text(info)}. Measured on the portagather source at commit "
+        f"`{res['commit']}`, as the run imported it, with other processes running.",
         "",
         "Params 8 x 6 float32 with 5 index vectors (no duplicates); an 8 x 3 index along axis "
         "1 (`take_along_axis`, `gather_d`, `scatter_d`, `put_along_axis`); `gather` takes 5 "
@@ -517,6 +517,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile-calls", type=int, default=2000, help="0: no profile")
     parser.add_argument("--top", type=int, default=5, help="steps shown per profile")
     parser.add_argument("--from-json", action="store_true", help="the section from per_call.json")
+    parser.add_argument(
+        "--commit", default=None,
+        help="the commit the measured source stands at, for the section (default: the HEAD of "
+        "the imported source's checkout, -dirty where it has changes)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.from_json:
         harness.write_section("per-call", report(json.loads((HERE / "per_call.json").read_text())))
@@ -526,9 +531,11 @@ def main(argv: list[str] | None = None) -> None:
     harness.setup(args.threads, args.backends)
     res = run(args.backends, args.functions, args.rounds, args.inner, args.repeat,
               args.profile_calls, args.top)  # fmt: skip
-    res |= {"machine": harness.machine(), "commit": code_commit(), "rounds": args.rounds,
-            "inner": args.inner, "repeat": args.repeat, "profile_calls": args.profile_calls,
-            "top": args.top}  # fmt: skip
+    res |= {
+        "machine": harness.machine(), "commit": args.commit or code_commit(),
+        "rounds": args.rounds, "inner": args.inner, "repeat": args.repeat,
+        "profile_calls": args.profile_calls, "top": args.top,
+    }  # fmt: skip
     text = report(res)
     print("\n" + text)
     if args.quick:
