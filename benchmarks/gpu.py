@@ -11,7 +11,8 @@ sorted ``dst``); SMAX ``segment_max`` of the messages. Each row first compares p
 result with the native's (exactly, or ``allclose`` for sums), then times both interleaved:
 warm-ups, then rounds of one call each in alternating order, the median per candidate
 (CUDA synchronised, JAX blocked until ready). JAX runs under ``jit`` (the native in its own
-``jit``), plus one eager row. Writes ``gpu.json`` and ``gpu.md`` to ``--out``; then, where
+``jit``), plus one eager row (``harness.interleaved``: copy ``harness.py`` along with this
+script). Writes ``gpu.json`` and ``gpu.md`` to ``--out``; then, where
 the repository is (a GPU machine lent for a run need not hold it):
 
     cp DIR/gpu.json benchmarks/ && python benchmarks/gpu.py --write-results
@@ -21,17 +22,15 @@ fills the "On a GPU" section of ``benchmarks/RESULTS.md`` from ``benchmarks/gpu.
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
-import statistics
-import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from harness import arguments, interleaved, write_section
 
 import portagather as pg
 
@@ -39,28 +38,6 @@ Row = dict[str, Any]
 
 _HEADER = "| row | backend | portagather ms | native ms | ratio | check |"
 _RULE = "| --- | --- | --- | --- | --- | --- |"
-
-
-def _timed(call: Callable[[], Any], sync: Callable[[Any], None]) -> float:
-    sync(None)
-    start = time.perf_counter()
-    sync(call())
-    return time.perf_counter() - start
-
-
-def measure(
-    mine: Callable[[], Any], native: Callable[[], Any], sync: Callable[[Any], None], rounds: int
-) -> tuple[float, float]:
-    """Median seconds of `mine` and `native`, interleaved, after two warm-up calls each."""
-    for _ in range(2):
-        sync(mine())
-        sync(native())
-    times: tuple[list[float], list[float]] = ([], [])
-    for k in range(rounds):
-        order = (0, 1) if k % 2 == 0 else (1, 0)
-        for which in order:
-            times[which].append(_timed((mine, native)[which], sync))
-    return statistics.median(times[0]), statistics.median(times[1])
 
 
 def sizes(quick: bool) -> dict[str, int]:
@@ -287,7 +264,8 @@ def _row(
             check = "ok" if same else "MISMATCH"
         else:
             check = "not compared (the native resolves no winner)"
-        mine_s, native_s = measure(mine, native, sync, rounds)
+        med = interleaved({"mine": mine, "native": native}, rounds, sync=sync)
+        mine_s, native_s = med["mine"], med["native"]
         row.update(check=check, pg_ms=mine_s * 1e3, native_ms=native_s * 1e3)
         row["ratio"] = mine_s / native_s
     except Exception as err:  # one failing row must not stop the others
@@ -353,19 +331,14 @@ def report(measured: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__, quick="sizes 16x smaller", rounds=15, backends=("torch", "jax"))
     parser.add_argument("--out", type=Path, default=Path())
     parser.add_argument("--device", default="cuda", help="PyTorch's device (default cuda)")
-    parser.add_argument("--backends", nargs="+", default=["torch", "jax"])
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--quick", action="store_true", help="sizes 16x smaller")
     parser.add_argument(
         "--write-results", action="store_true", help="RESULTS.md from benchmarks/gpu.json"
     )
     args = parser.parse_args(argv)
     if args.write_results:
-        from run import write_section
-
         write_section("gpu", report(json.loads((HERE / "gpu.json").read_text())))
         return
     n = sizes(args.quick)

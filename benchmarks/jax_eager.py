@@ -8,7 +8,8 @@ dispatch, and on a new shape a compilation. The plan: run the engine's work as o
 ``jax.jit`` per function and static arguments (the plan follows from the shapes, which
 ``jit`` keys its own cache on), so that a warm call pays one dispatch and a first call one
 compilation. The prototype here is exactly that, built from outside: ``jax.jit`` of the
-portagather function itself (the traced pipeline), cached per (function, static arguments).
+portagather function itself (the traced pipeline), cached per (function, static arguments);
+the prototypes live in ``decisions/jax_eager_prototypes.py`` (the decision record).
 
 ``"error"`` must stay exact eagerly: a bad index raises the eager IndexError, naming the
 first bad index. Four ways are prototyped:
@@ -29,7 +30,7 @@ checkify
 
 Against JAX's own idioms outside ``jit`` (``p.at[i0, i1].get(mode="clip")``,
 ``jnp.take_along_axis``, ``.at[].add``/``.set``), and ``jax.jit`` of those idioms (the floor:
-one dispatch of the native work). Warm: interleaved rounds, medians (``run.measure``). First
+one dispatch of the native work). Warm: interleaved rounds, medians (``harness.repeated``). First
 call: one call on an index shape that no candidate has seen, the median over several shapes
 (each candidate its own; a first round is discarded), with the number of compilations it
 triggered (``jax.monitoring``).
@@ -37,9 +38,7 @@ triggered (``jax.monitoring``).
 
 from __future__ import annotations
 
-import argparse
 import functools
-import os
 import statistics
 import sys
 import time
@@ -49,113 +48,31 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np  # noqa: E402
-from run import machine, measure, set_threads, write_section  # noqa: E402
+from decisions.jax_eager_prototypes import (  # noqa: E402
+    checkified,
+    flagged,
+    host_ranged,
+    jax_jit,
+    planned,
+    ranged,
+)
+from harness import (  # noqa: E402
+    arguments,
+    machine,
+    repeated,
+    rotated,
+    setup,
+    versions_text,
+    write_section,
+)
 from workloads import Candidate  # noqa: E402
 
 import portagather as pg  # noqa: E402
 from portagather.compat import torch as pgt  # noqa: E402
 
 PG, PROTO, NATIVE = "pg", "prototype", "native"
-
-# ------------------------------------------------------------------------------ prototype
-
-_PLANS: dict[tuple[Any, ...], Callable[..., Any]] = {}
-
-
-def planned(fn: Callable[..., Any], **static: Any) -> Callable[..., Any]:
-    """One ``jax.jit`` of `fn` per function and static arguments; ``jit`` caches one
-    compilation per shape and dtype of the arrays (which decide the plan)."""
-    key = (fn, tuple(sorted(static.items())))
-    jitted = _PLANS.get(key)
-    if jitted is None:
-        jitted = _PLANS[key] = jax_jit(functools.partial(fn, **static))
-    return jitted
-
-
-def jax_jit(f: Callable[..., Any]) -> Callable[..., Any]:
-    import jax
-
-    return jax.jit(f)
-
-
-def flagged(fn: Callable[..., Any], bad: Callable[..., Any], **static: Any) -> Callable[..., Any]:
-    """``"error"`` by a flag: one jitted computation of the ``"clip"`` result and of whether
-    any index is bad (`bad` of the arguments); where the flag is set, today's eager call,
-    which raises the exact IndexError."""
-    key = (fn, "flag", tuple(sorted(static.items())))
-    jitted = _PLANS.get(key)
-    if jitted is None:
-        import jax.numpy as jnp
-
-        def both(*args: Any) -> Any:
-            return fn(*args, bad_indices="clip", **static), jnp.any(bad(*args))
-
-        jitted = _PLANS[key] = jax_jit(both)
-
-    def call(*args: Any) -> Any:
-        result, any_bad = jitted(*args)
-        if bool(any_bad):
-            return fn(*args, bad_indices="error", **static)  # raises, naming the first
-        return result
-
-    return call
-
-
-def ranged(fn: Callable[..., Any], bad: Callable[..., Any], **static: Any) -> Callable[..., Any]:
-    """``"error"`` by a range read: one jitted check (read on the host), then the jitted
-    ``"unchecked"`` pipeline."""
-    key = (fn, "range", tuple(sorted(static.items())))
-    check = _PLANS.get(key)
-    if check is None:
-        import jax.numpy as jnp
-
-        check = _PLANS[key] = jax_jit(lambda *args: jnp.any(bad(*args)))
-    run = planned(fn, bad_indices="unchecked", **static)
-
-    def call(*args: Any) -> Any:
-        if bool(check(*args)):
-            return fn(*args, bad_indices="error", **static)
-        return run(*args)
-
-    return call
-
-
-def host_ranged(
-    fn: Callable[..., Any], bad_host: Callable[..., bool], **static: Any
-) -> Callable[..., Any]:
-    """``"error"`` by a range read on the host: the index of a CPU array read through a
-    NumPy view (``np.asarray`` does not copy it), so the check compiles nothing; then the
-    jitted ``"unchecked"`` pipeline (every value known valid)."""
-    run = planned(fn, bad_indices="unchecked", **static)
-
-    def call(*args: Any) -> Any:
-        if bad_host(args[0], np.asarray(args[1])):
-            return fn(*args, bad_indices="error", **static)
-        return run(*args)
-
-    return call
-
-
-def checkified(fn: Callable[..., Any], **static: Any) -> Callable[..., Any]:
-    from jax.experimental import checkify
-
-    key = (fn, "checkify", tuple(sorted(static.items())))
-    jitted = _PLANS.get(key)
-    if jitted is None:
-        jitted = _PLANS[key] = jax_jit(
-            checkify.checkify(functools.partial(fn, bad_indices="error", **static))
-        )
-
-    def call(*args: Any) -> Any:
-        err, result = jitted(*args)
-        err.throw()
-        return result
-
-    return call
-
 
 # ------------------------------------------------------------------------------ workloads
 
@@ -352,18 +269,12 @@ def warm(w: Work, budget: float, repeat: int) -> dict[str, Any]:
     args = w.arrays()
     cands = candidates(w, args)
     check(w, cands, args)
-    runs = [measure(cands, budget, min_rounds=5)[0] for _ in range(repeat)]
-    names = [c.name for c in cands]
-    natives = [c.name for c in cands if c.kind == NATIVE]
-    seconds = {n: statistics.median(r[n] for r in runs) for n in names}
-    fastest = min(natives, key=seconds.__getitem__)
-    rows = []
-    for c in cands:
-        per = [r[c.name] / min(r[n] for n in natives) for r in runs]
-        rows.append({
-            "name": c.name, "kind": c.kind, "seconds": seconds[c.name],
-            "ratio": statistics.median(per), "low": min(per), "high": max(per),
-        })  # fmt: skip
+    blk = repeated(cands, budget, repeat, lambda c: c.kind == NATIVE)
+    fastest = blk["fastest"]
+    rows = [
+        {"name": c.name, "kind": c.kind, "seconds": blk["seconds"][c.name], **blk["ratios"][c.name]}
+        for c in cands
+    ]
     return {"workload": w.key, "title": w.title, "native": fastest, "rows": rows}
 
 
@@ -397,8 +308,7 @@ def first(w: Work, shapes: int) -> dict[str, Any]:
             names = [c.name for c in cands if c.kind != "floor"]
             times = {n: [] for n in names}
             compiles = {n: [] for n in names}
-        order = names[s % len(names) :] + names[: s % len(names)]
-        for name in order:
+        for name in rotated(names, s):
             serial += 1
             args = w.arrays(w.sizes(serial))  # a shape of its own
             c = next(c for c in candidates(w, args) if c.name == name)
@@ -431,10 +341,11 @@ def report(warm_rows: list[dict[str, Any]], first_rows: list[dict[str, Any]], re
         "",
         f"`python benchmarks/jax_eager.py --repeat {repeat}` on {info['cpu']} ({info['cores']} "
         "cores, shared with other work), one intra-op thread; "
-        + ", ".join(f"{k} {v}" for k, v in info["versions"].items())
+        + versions_text(info)
         + ". Eager calls on concrete JAX arrays. *pg*: portagather as it is (since issue 22 one "
         'compiled computation per plan; `"error"` on the CPU reads the index on the host). '
-        "*prototype*: `jax.jit` of the same portagather function, cached per function and "
+        "*prototype* (`benchmarks/decisions/jax_eager_prototypes.py`): `jax.jit` of the same "
+        "portagather function, cached per function and "
         'static arguments; `"error"` kept exact by a flag computed with the result, by a range '
         "read before the jitted `\"unchecked\"` call (jitted, or with NumPy on a view of the "
         "CPU array), or by `checkify`. *floor*: `jax.jit` of "
@@ -476,18 +387,12 @@ def report(warm_rows: list[dict[str, Any]], first_rows: list[dict[str, Any]], re
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small data; writes nothing")
-    parser.add_argument("--repeat", type=int, default=1, help="measure each block this often")
+    parser = arguments(__doc__, repeat=True, threads=True)
     parser.add_argument("--shapes", type=int, default=None, help="new shapes per first call")
     parser.add_argument("--workloads", nargs="+", default=None)
-    parser.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
     parser.add_argument("--print-only", action="store_true", help="write nothing")
     args = parser.parse_args(argv)
-    set_threads(args.threads, ["jax"])
-    import jax
-
-    jax.config.update("jax_enable_x64", True)  # int64 indices, as in the other benchmarks
+    setup(args.threads, ["jax"])  # int64 indices, as in the other benchmarks
     Compiles.install()
     shapes = args.shapes or (1 if args.quick else 3)
     budget = 0.3 if args.quick else 3.0

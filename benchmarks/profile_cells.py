@@ -11,27 +11,22 @@ program, by opcode (one jitted program runs per call, so there is no Python to s
 
 Prints one markdown table per backend. Profiled times carry cProfile's own cost per Python
 call (about a microsecond for each of portagather's ~30 calls); the unprofiled medians are
-interleaved rounds as in ``run.py``.
+interleaved rounds (``harness.interleaved``).
 """
 
 from __future__ import annotations
 
-import argparse
-import cProfile
 import json
-import pstats
 import re
-import statistics
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import run  # noqa: E402
 import workloads  # noqa: E402
+from harness import arguments, interleaved, profiled, set_threads, table  # noqa: E402
 
 #: The C functions that read the data, as cProfile names them.
 KERNELS = re.compile(
@@ -77,27 +72,9 @@ def candidate_pair(backend, key, policy, results):
     return w, cands[pg_name], cands[native_name]
 
 
-def interleaved_medians(calls, rounds):
-    times = {name: [] for name in calls}
-    for f in calls.values():
-        f()
-    for _ in range(rounds):
-        for name, f in calls.items():
-            start = time.perf_counter()
-            f()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(t) for name, t in times.items()}
-
-
 def kernel_split(f, calls):
     """(seconds per call in the kernel, seconds per call in all, kernel names) under cProfile."""
-    f()
-    profile = cProfile.Profile()
-    profile.enable()
-    for _ in range(calls):
-        f()
-    profile.disable()
-    stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    stats = profiled(f, calls)
     kernel, names = 0.0, Counter()
     for (_, _, name), (_, ncalls, tottime, _, _) in stats.items():
         found = KERNELS.search(name)
@@ -122,7 +99,7 @@ def host_rows(cells, results, rounds, calls):
     rows = []
     for backend, key, policy in cells:
         _, pg, native = candidate_pair(backend, key, policy, results)
-        med = interleaved_medians({"pg": pg.fn, "native": native.fn}, rounds)
+        med = interleaved({"pg": pg.fn, "native": native.fn}, rounds)
         pg_kernel, pg_all, pg_names = kernel_split(pg.fn, calls)
         nat_kernel, nat_all, nat_names = kernel_split(native.fn, calls)
         rows.append(
@@ -169,7 +146,7 @@ def jax_rows(cells, results, rounds):
     rows = []
     for _, key, policy in cells:
         w, pg, native = candidate_pair("jax", key, policy, results)
-        med = interleaved_medians({"pg": pg.fn, "native": native.fn}, rounds)
+        med = interleaved({"pg": pg.fn, "native": native.fn}, rounds)
         p, i = jax.device_put(w.params), jax.device_put(w.indices)
         texts = [
             jax.jit(f).lower(p, i).compile().as_text() for f in jax_programs(w, policy, native.name)
@@ -189,16 +166,15 @@ def jax_rows(cells, results, rounds):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = arguments(__doc__, quick=None, rounds=30)
     parser.add_argument("cells", nargs="*", help="backend:workload:policy (default: all > 1.00)")
     parser.add_argument("--results", default=str(HERE / "RESULTS.json"))
-    parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--calls", type=int, default=10, help="profiled calls per candidate")
     args = parser.parse_args()
     results = json.loads(Path(args.results).read_text())
     cells = [parse_cell(c, results, parser) for c in args.cells] or list(cells_above_one(results))
     backends = {c[0] for c in cells}
-    run.set_threads(1, backends)  # as the benchmark runs, before any backend starts
+    set_threads(1, backends)  # as the benchmark runs, before any backend starts
     if "jax" in backends:
         import jax
 
@@ -206,12 +182,12 @@ def main():
     host = [c for c in cells if c[0] != "jax"]
     if host:
         header, rows = host_rows(host, results, args.rounds, args.calls)
-        print(run._table(header, rows))
+        print(table(header, rows))
         print()
     jax_cells = [c for c in cells if c[0] == "jax"]
     if jax_cells:
         header, rows = jax_rows(jax_cells, results, args.rounds)
-        print(run._table(header, rows))
+        print(table(header, rows))
 
 
 if __name__ == "__main__":

@@ -11,18 +11,16 @@ over the rounds is reported. JAX runs with ``jax_enable_x64`` so that the indice
 
 The report is ``RESULTS.template.md`` with its named sections filled by the ``section_*``
 functions; the sections the other scripts write (:data:`CARRIED`: ``scale_out.py``,
-``scatter.py``, ``last_wins.py``, ``jax_eager.py``, ``segments.py``,
-``segments_scale_out.py``) are carried over from the old report.
+``scatter.py``, ``decisions/last_wins.py``, ``decisions/jax_eager.py``, ``segments.py``,
+``segments_scale_out.py``, ``gpu.py``, ``per_call.py``) are carried over from the old report.
+Timing, threads and the sections: ``harness.py``.
 """
 
 from __future__ import annotations
 
-import argparse
 import gc
 import json
 import math
-import os
-import platform
 import re
 import statistics
 import string
@@ -33,10 +31,20 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np  # noqa: E402
 import workloads  # noqa: E402
+from harness import (  # noqa: E402
+    arguments,
+    fmt_t,
+    machine,
+    mark,
+    marked,
+    measure,
+    section_pattern,
+    setup,
+    table,
+)
 
 BACKENDS = ("numpy", "jax", "torch", "dask", "tensorflow")
 TARGETED = ("numpy", "jax", "torch")
@@ -53,45 +61,6 @@ SCALING = {"W1": workloads.w1, "W4": workloads.w4}
 
 
 # ------------------------------------------------------------------------------ timing
-
-
-def _to_numpy(x):
-    if hasattr(x, "numpy") and not isinstance(x, np.ndarray):
-        try:
-            return x.numpy()
-        except Exception:
-            pass
-    return np.asarray(x)
-
-
-def measure(cands, budget, min_rounds=5, max_rounds=41, expected=None):
-    """Median seconds per call of each candidate, interleaved; checks results on warm-up."""
-    for c in cands:
-        for k in range(2):
-            out = c.fn()
-            if k == 0 and expected is not None:
-                got = _to_numpy(out)
-                if got.shape != expected.shape or not np.array_equal(got, expected):
-                    msg = f"{c.name} gives a different result"
-                    raise AssertionError(msg)
-            del out
-    inner = getattr(cands[0], "inner", 1)
-    times = {c.name: [] for c in cands}
-    one_round = 0.0
-    for c in cands:
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            c.fn()
-        one_round += time.perf_counter() - t0
-    rounds = int(min(max_rounds, max(min_rounds, budget / max(one_round, 1e-9))))
-    for r in range(rounds):
-        order = cands[r % len(cands) :] + cands[: r % len(cands)]
-        for c in order:
-            t0 = time.perf_counter()
-            for _ in range(inner):
-                c.fn()
-            times[c.name].append((time.perf_counter() - t0) / inner)
-    return {name: statistics.median(ts) for name, ts in times.items()}, rounds
 
 
 def run_block(backend, w, budget, check=True):
@@ -230,80 +199,6 @@ def jax_compile_times(w, repeats=3):
 # ------------------------------------------------------------------------------ report
 
 
-def machine():
-    import importlib.metadata as md
-
-    versions = {}
-    for pkg in (
-        "portagather",
-        "numpy",
-        "array-api-compat",
-        "jax",
-        "jaxlib",
-        "torch",
-        "dask",
-        "tensorflow",
-        "tensorflow-cpu",
-    ):
-        try:
-            versions[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            pass
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = ""
-    try:
-        kb = int(Path("/proc/meminfo").read_text().split()[1])
-        mem = f"{kb / 2**20:.0f} GiB"
-    except (OSError, ValueError, IndexError):
-        pass
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "memory": mem,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "versions": versions,
-        "env": {
-            k: os.environ.get(k)
-            for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS")
-            if k in os.environ
-        },
-    }
-
-
-def fmt_t(s):
-    if s < 1e-3:
-        return f"{s * 1e6:.1f} µs"
-    if s < 1:
-        return f"{s * 1e3:.2f} ms"
-    return f"{s:.2f} s"
-
-
-def mark(ok):
-    return "✅" if ok else "❌"
-
-
-def fmt_ratio(r, target=1.0, digits=2):
-    """A ratio to `digits` decimals, or one more where fewer would round it onto the target
-    from the other side (1.004 against 1.00 is shown as 1.004, not as a failing 1.00)."""
-    text = f"{r:.{digits}f}"
-    if (float(text) <= target) != (r <= target):
-        text = f"{r:.{digits + 1}f}"
-    return text
-
-
-def marked(r, target, digits=2):
-    """`r` (see :func:`fmt_ratio`) with the mark of whether it meets ``r <= target``."""
-    return f"{fmt_ratio(r, target, digits)} {mark(r <= target)}"
-
-
 TEMPLATE = HERE / "RESULTS.template.md"
 #: Sections of the report written by other scripts (``<!-- name -->`` ... ``<!-- /name -->``),
 #: each the template field of its name with "_" for "-".
@@ -315,23 +210,8 @@ CARRIED = (
     "segments",
     "segments-scale-out",
     "gpu",
+    "per-call",
 )
-
-
-def _section_pattern(name):
-    return re.compile(rf"<!-- {re.escape(name)}[ :].*?<!-- /{re.escape(name)} -->", re.S)
-
-
-def write_section(name, block, path=HERE / "RESULTS.md"):
-    """`block` (which starts with ``<!-- name`` and ends with ``<!-- /name -->``) in place
-    of the report's section `name`, or appended to the report."""
-    text = path.read_text() if path.exists() else ""
-    pattern = _section_pattern(name)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: block, text)
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    path.write_text(text)
 
 
 def build_report(res, quick, previous=""):
@@ -342,7 +222,7 @@ def build_report(res, quick, previous=""):
     th = res.get("threads", 1)
     carried = {}
     for name in CARRIED:
-        found = _section_pattern(name).search(previous)
+        found = section_pattern(name).search(previous)
         carried[name.replace("-", "_")] = found.group(0) if found else ""
     sections = {
         "quick": (
@@ -381,13 +261,6 @@ def _repeat_text(repeat):
         " is the median over the repeats, and the summary shows each ratio's range over them"
         " in brackets."
     )
-
-
-def _table(header, rows):
-    """A Markdown table from a header row and rows of cells."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def section_machine(m):
@@ -439,7 +312,7 @@ def section_summary(res):
                     cell += f" ({low_high[0]:.{d}f}-{low_high[1]:.{d}f})"
                 cells.append(cell)
         rows.append(cells)
-    return _table(header, rows)
+    return table(header, rows)
 
 
 def section_tensorflow(res):
@@ -464,7 +337,7 @@ def section_tensorflow(res):
         "## Against TensorFlow\n\n"
         'portagather on NumPy (default policy `"error"`) divided by TensorFlow\'s eager op on '
         "the same data. Target for W1-W3: ≤ 0.80 of `tf.gather_nd`.\n\n"
-        + _table(["workload", "TF op", "TF time", "portagather[error] NumPy", "ratio"], rows)
+        + table(["workload", "TF op", "TF time", "portagather[error] NumPy", "ratio"], rows)
     )
 
 
@@ -504,7 +377,7 @@ def section_w6(res):
         "## W6: fixed cost per call\n\n"
         "Target: portagather ≤ 5x the native fancy-index call on NumPy, ≤ 3x on PyTorch, ≤ 1/5 of "
         "TensorFlow's eager `tf.gather_nd`.\n\n"
-        + _table([*header, "error / native", "unchecked / native"], rows)
+        + table([*header, "error / native", "unchecked / native"], rows)
     )
 
 
@@ -529,7 +402,7 @@ def section_views(res):
         "`view[[3, 7]]`. Peak bytes allocated during one call (tracemalloc, the result "
         f"included); target < {VIEW_PEAK_LIMIT / 1e6:.0f} MB (`take` would copy the whole view "
         "first). Median of interleaved calls.\n\n"
-        + _table(["view", "peak memory", "portagather[error]", "`view[[3, 7]]`", "ratio"], rows)
+        + table(["view", "peak memory", "portagather[error]", "`view[[3, 7]]`", "ratio"], rows)
     )
 
 
@@ -557,7 +430,7 @@ def section_jax_checked(res):
         'against JAX\'s fastest safe idioms of the same shape under plain `jit`: `mode="fill"` '
         "reads a bad index as a fill value instead of raising, at the cost of a bounds mask. "
         "Target: ≤ 1.3x the fastest.\n\n"
-        + _table(["workload", "portagather[error] (checkify)", "natives (fill)", "ratio"], rows)
+        + table(["workload", "portagather[error] (checkify)", "natives (fill)", "ratio"], rows)
     )
 
 
@@ -581,7 +454,7 @@ def section_memory(res):
         "## Peak extra memory on NumPy\n\n"
         "Peak bytes allocated during one call (tracemalloc; the result included), as a "
         "multiple of output bytes + indices bytes. Target on W1: ≤ 1.0.\n\n"
-        + _table(["candidate", *keys], rows)
+        + table(["candidate", *keys], rows)
     )
 
 
@@ -608,7 +481,7 @@ def section_opcount(res):
         "Counted with `benchmarks/opcount.py`: every NumPy function, ufunc and indexing call "
         "portagather makes; a *pass* is one that writes a new array or reduces (the rest are "
         "views). New bytes as a multiple of output + indices bytes.\n\n"
-        + _table(["workload", "policy", "ops", "passes", "new bytes", "sequence of passes"], rows)
+        + table(["workload", "policy", "ops", "passes", "new bytes", "sequence of passes"], rows)
     )
 
 
@@ -624,7 +497,7 @@ def section_compile(res):
     return (
         "## JAX compile time\n\n"
         "`jax.jit(f).lower(p, i).compile()` on a fresh `jit` object, median of 3.\n\n"
-        + _table(["workload", "portagather[unchecked]", "fastest-compiling native", "ratio"], rows)
+        + table(["workload", "portagather[unchecked]", "fastest-compiling native", "ratio"], rows)
     )
 
 
@@ -651,7 +524,7 @@ def section_scaling(res):
         "portagather passes when its slope is at most 1.15, or at most 0.1 above the fastest "
         "native's on the same backend.\n\n"
         "![time against size](w7_scaling.png)\n\n"
-        + _table(["workload", "backend", "candidate", *(f"x{s:g}" for s in SCALES), "slope"], rows)
+        + table(["workload", "backend", "candidate", *(f"x{s:g}" for s in SCALES), "slope"], rows)
     )
 
 
@@ -668,7 +541,7 @@ def section_timings(res):
                     [key, f"`{r['name']}`", r["kind"], fmt_t(r["seconds"]), rel, blk["rounds"]]
                 )
         header = ["workload", "candidate", "safety", "median", "/ fastest checked", "rounds"]
-        parts.append(f"### {b}\n\n" + _table(header, rows))
+        parts.append(f"### {b}\n\n" + table(header, rows))
     return "\n\n".join(parts)
 
 
@@ -724,51 +597,13 @@ def plot(res, path):
 # -------------------------------------------------------------------------------- main
 
 
-def set_threads(n, backends):
-    """One thread count for every backend's intra-op pool (NumPy's gathers are serial).
-
-    Called before any backend runs anything: XLA and TensorFlow read it at start-up.
-    """
-    if n <= 0:
-        return
-    os.environ["XLA_FLAGS"] = (
-        os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen="
-        f"{'true' if n > 1 else 'false'} intra_op_parallelism_threads={n}"
-    )
-    if "torch" in backends:
-        import torch
-
-        torch.set_num_threads(n)
-        torch.set_num_interop_threads(n)
-    if "tensorflow" in backends:
-        import tensorflow as tf
-
-        tf.config.threading.set_intra_op_parallelism_threads(n)
-        tf.config.threading.set_inter_op_parallelism_threads(n)
-    if "dask" in backends:
-        import dask
-
-        dask.config.set(scheduler="threads", num_workers=n)
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small data, a few seconds, no files")
-    ap.add_argument("--backends", nargs="*", default=list(BACKENDS), choices=BACKENDS)
+    ap = arguments(
+        __doc__, quick="small data, a few seconds, no files", repeat=True, threads=True,
+        backends=BACKENDS,
+    )  # fmt: skip
     ap.add_argument("--workloads", nargs="*", default=list(MAIN) + ["W7"])
     ap.add_argument("--budget", type=float, default=None, help="seconds per block")
-    ap.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        help="intra-op threads for PyTorch, TensorFlow and XLA (default 1)",
-    )
-    ap.add_argument(
-        "--repeat",
-        type=int,
-        default=1,
-        help="run each workload's block this many times; times are medians over the repeats",
-    )
     ap.add_argument(
         "--out", default=None, help="report path (default benchmarks/RESULTS.md; none with --quick)"
     )
@@ -776,12 +611,8 @@ def main(argv=None):
     out_path = Path(args.out) if args.out else (None if args.quick else HERE / "RESULTS.md")
     budget = args.budget or (0.05 if args.quick else 3.0)
 
-    set_threads(args.threads, args.backends)
+    setup(args.threads, args.backends)
     res_threads = args.threads
-    if "jax" in args.backends:
-        import jax
-
-        jax.config.update("jax_enable_x64", True)
     if "torch" in args.backends:
         import torch  # noqa: F401
     if "tensorflow" in args.backends:

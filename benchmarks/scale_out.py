@@ -20,11 +20,8 @@ Writes ``scale_out.json``, the plot ``scale_out.png`` and the scale-out section 
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
-import re
-import threading
 import time
 import warnings
 from pathlib import Path
@@ -32,12 +29,12 @@ from pathlib import Path
 import dask
 import dask.array as da
 import numpy as np
+from harness import WORKER_LIMIT, WorkerMemory, arguments, local_cluster, write_section
 
 import portagather as pg
 from portagather.conformance.dask_costs import measure
 
 HERE = Path(__file__).resolve().parent
-WORKER_LIMIT = 500e6
 
 
 def _largest_chunk(array) -> int:
@@ -93,39 +90,11 @@ def task_costs(size: int, block: int, points: int) -> list[dict]:
     return rows_out
 
 
-class WorkerMemory:
-    """Polls the scheduler's own report of each worker's process memory; keeps the peak."""
-
-    def __init__(self, client):
-        self.client, self.peak, self._stop = client, {}, threading.Event()
-        self._thread = threading.Thread(target=self._poll, daemon=True)
-
-    def _poll(self):
-        while not self._stop.is_set():
-            for address, worker in self.client.scheduler_info()["workers"].items():
-                memory = worker["metrics"]["memory"]
-                self.peak[address] = max(self.peak.get(address, 0), memory)
-            time.sleep(0.2)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-
-
 def cluster_series(multiples, points: int, block_mb: float) -> list[dict]:
-    from distributed import Client, LocalCluster, wait
+    from distributed import wait
 
     out = []
-    with (
-        LocalCluster(
-            n_workers=3, threads_per_worker=1, memory_limit=WORKER_LIMIT, dashboard_address=":0"
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    with local_cluster() as client:
         for multiple, persist in multiples:
             side = int((multiple * WORKER_LIMIT / 8) ** 0.5)
             block = int((block_mb * 1e6 / 8) ** 0.5)
@@ -258,8 +227,7 @@ def section(costs, series, mesh) -> str:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes; writes nothing")
+    parser = arguments(__doc__, quick="small sizes; writes nothing")
     args = parser.parse_args(argv)
     if args.quick:
         costs = task_costs(400, 50, 40_000)
@@ -275,14 +243,7 @@ def main(argv=None):
         return
     (HERE / "scale_out.json").write_text(json.dumps({"costs": costs, "series": series}, indent=1))
     plot(series, HERE / "scale_out.png")
-    results = HERE / "RESULTS.md"
-    text = results.read_text()
-    block = section(costs, series, mesh_all_gathers())
-    if "<!-- scale-out" in text:
-        text = re.sub(r"<!-- scale-out.*<!-- /scale-out -->", lambda _: block, text, flags=re.S)
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    results.write_text(text)
+    write_section("scale-out", section(costs, series, mesh_all_gathers()))
 
 
 if __name__ == "__main__":

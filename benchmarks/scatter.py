@@ -10,7 +10,7 @@ Workloads:
     S1u, S2u  the same sizes, every target written once (no duplicates)
 
 Each block (one workload, backend and reduction) times its candidates interleaved in one
-process (``run.measure``: median over rotating rounds), after comparing every candidate's
+process (``harness.measure``: median over rotating rounds), after comparing every candidate's
 result with a reference: a plain Python loop over the updates in order for ``"update"`` (the
 last update wins), ``ufunc.at`` for the reductions. The ratio is portagather over the fastest
 native candidate of the same reduction. NumPy's and PyTorch's own ``"update"`` idioms (fancy
@@ -31,10 +31,8 @@ NumPy, on S1.
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import json
-import os
 import statistics
 import sys
 import time
@@ -44,10 +42,18 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np  # noqa: E402
-from run import machine, marked, measure, set_threads, write_section  # noqa: E402
+from harness import (  # noqa: E402
+    arguments,
+    machine,
+    marked,
+    repeated,
+    rotated,
+    setup,
+    versions_text,
+    write_section,
+)
 from workloads import Candidate  # noqa: E402
 
 import portagather as pg  # noqa: E402
@@ -425,27 +431,16 @@ def run_block(
     if not cands:
         return None
     check(cands, want, key, reduce, backend)
-    repeats = []
-    rounds = 0
-    for k in range(repeat):
-        if k:  # candidates made afresh: new compilations, new buffers
-            cands = BACKEND_CANDIDATES[backend](key, data, reduce)
-        medians, n = measure(cands, budget, min_rounds=5)
-        repeats.append(medians)
-        rounds += n
-    names = [c.name for c in cands]
-    seconds = {n: statistics.median(m[n] for m in repeats) for n in names}
-    natives = [c.name for c in cands if c.kind == NATIVE]
-    fastest = min(natives, key=seconds.__getitem__)
+    blk = repeated(
+        cands, budget, repeat, lambda c: c.kind == NATIVE,
+        remake=lambda: BACKEND_CANDIDATES[backend](key, data, reduce),
+    )  # fmt: skip
+    seconds, rounds, fastest = blk["seconds"], blk["rounds"], blk["fastest"]
     ratios: dict[str, dict[str, float]] = {}
     for c in cands:
-        if c.kind != PG:
-            continue
-        per = [m[c.name] / min(m[n] for n in natives) for m in repeats]
-        ratios[c.policy or c.name] = {
-            "ratio": statistics.median(per), "low": min(per), "high": max(per),
-            "name": c.name, "seconds": seconds[c.name],
-        }  # fmt: skip
+        if c.kind == PG:
+            ratios[c.policy or c.name] = {**blk["ratios"][c.name], "name": c.name,
+                                          "seconds": seconds[c.name]}  # fmt: skip
     return {
         "workload": key, "backend": backend, "reduce": reduce, "native": fastest,
         "native_s": seconds[fastest], "ratios": ratios, "rounds": rounds, "seconds": seconds,
@@ -469,8 +464,7 @@ def first_calls(
     times: dict[str, list[float]] = {n: [] for n in names}
     serial = 0
     for s in range(-1, shapes):  # round -1 is discarded: it pays what is paid once a process
-        order = names[s % len(names) :] + names[: s % len(names)]
-        for name in order:
+        for name in rotated(names, s):
             serial += 1
             data = make_workload(key, quick, points=base - step * serial)
             p, i, u = (jnp.asarray(data[k]) for k in ("params", "indices", "updates"))
@@ -541,7 +535,7 @@ def report(res: dict[str, Any], repeat: int, shapes: int) -> str:
         f"`python benchmarks/scatter.py --repeat {repeat}` on {info['cpu']} ({info['cores']} "
         "cores, shared with other work: the ranges in brackets are the spread over the "
         "repeats), one intra-op thread; Python "
-        f"{info['python']}; " + ", ".join(f"{k} {v}" for k, v in info["versions"].items()) + ".",
+        f"{info['python']}; {versions_text(info)}.",
         "",
         "S1: `scatter_nd`, 200k point updates (duplicates included) into 2000 x 2000 float32. "
         "S2: `put_along_axis` (NumPy, JAX) / `scatter_d` (PyTorch) of a 1000 x 200 index into "
@@ -633,22 +627,13 @@ def report(res: dict[str, Any], repeat: int, shapes: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small data; writes nothing")
-    parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS)
+    parser = arguments(__doc__, repeat=True, threads=True, backends=BACKENDS)
     parser.add_argument("--reduces", nargs="+", default=list(REDUCES), choices=REDUCES)
     parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
-    parser.add_argument("--repeat", type=int, default=1, help="measure each block this often")
     parser.add_argument("--shapes", type=int, default=None, help="new shapes per first call")
-    parser.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
     args = parser.parse_args(argv)
     shapes = args.shapes or (1 if args.quick else 3)
-    backends = [b.split("-")[0] for b in args.backends]
-    set_threads(args.threads, backends)
-    if "jax" in backends:
-        import jax
-
-        jax.config.update("jax_enable_x64", True)  # int64 indices, as on the other backends
+    setup(args.threads, [b.split("-")[0] for b in args.backends])
     res = run(args.quick, args.backends, args.reduces, args.workloads, args.repeat, shapes)
     if args.quick:
         return

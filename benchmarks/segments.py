@@ -12,7 +12,7 @@ Workloads (1M edges into 100k nodes, 32 float32 features; ``dst`` sorted or not)
     SM  segment softmax of 4 attention heads per edge: ``segment_max``, ``exp``,
         ``segment_sum``, against the same steps composed with each backend's idioms
 
-Every candidate is timed interleaved in one process (``run.measure``: median over rounds,
+Every candidate is timed interleaved in one process (``harness.measure``: median over rounds,
 after two warm-up calls); every result is checked against NumPy's. The ratio is portagather
 over the fastest native candidate of the same workload and backend. Then, for MP, the two
 halves (the gather along the edges, the reduction into the nodes) are timed apart, to say
@@ -25,20 +25,16 @@ the default ``"error"`` (their idioms check the ids too).
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np  # noqa: E402
-from run import machine, measure  # noqa: E402
+from harness import arguments, machine, measure, versions_text, write_section  # noqa: E402
 from workloads import Candidate  # noqa: E402
 
 import portagather as pg  # noqa: E402
@@ -348,7 +344,7 @@ def report(result: dict[str, Any], rounds: int) -> str:
         "",
         f"`python benchmarks/segments.py --rounds {rounds}` on {info['cpu']} ({info['cores']} "
         f"cores, shared with other work while it ran), Python {info['python']}; "
-        + ", ".join(f"{k} {v}" for k, v in info["versions"].items())
+        + versions_text(info)
         + ".",
         "",
         "MP: message passing, `segment_sum(gather(x, src, axis=0), dst, num_nodes)` of 1M "
@@ -408,10 +404,7 @@ WHERE_THE_TIME_GOES = [
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=list(BACKENDS))
+    parser = arguments(__doc__, quick="small data; writes nothing", rounds=7, backends=BACKENDS)
     parser.add_argument(
         "--from-json", action="store_true", help="rewrite the section from segments.json"
     )
@@ -425,15 +418,7 @@ def main(argv: list[str] | None = None) -> None:
             return
         saved = {"machine": machine(), "rounds": args.rounds, **result}
         (HERE / "segments.json").write_text(json.dumps(saved, indent=1))
-    results = HERE / "RESULTS.md"
-    text = results.read_text() if results.exists() else ""
-    section = report(result, args.rounds)
-    if START in text:
-        text = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: section, text,
-                      flags=re.S)  # fmt: skip
-    else:
-        text = text.rstrip() + "\n\n" + section + "\n"
-    results.write_text(text)
+    write_section("segments", report(result, args.rounds))
 
 
 if __name__ == "__main__":

@@ -17,16 +17,14 @@ Writes ``segments_scale_out.json``, the plot ``segments_scale_out.png`` and a se
 
 from __future__ import annotations
 
-import argparse
 import json
-import re
 import time
 from pathlib import Path
 
 import dask
 import dask.array as da
 import numpy as np
-from scale_out import WORKER_LIMIT, WorkerMemory
+from harness import WORKER_LIMIT, WorkerMemory, arguments, local_cluster, write_section
 
 import portagather as pg
 
@@ -37,15 +35,10 @@ CHUNK = 500_000  # ids per chunk: 4 MB of int64
 
 
 def series(multiples: list[float], segments: int, chunk: int) -> list[dict]:
-    from distributed import Client, LocalCluster, wait
+    from distributed import wait
 
     out = []
-    with (
-        LocalCluster(
-            n_workers=3, threads_per_worker=1, memory_limit=WORKER_LIMIT, dashboard_address=":0"
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    with local_cluster() as client:
         for multiple in multiples:
             count = int(multiple * WORKER_LIMIT / 8)
             ids = da.random.default_rng(1).integers(0, segments, count, chunks=chunk)
@@ -139,8 +132,7 @@ def section(rows: list[dict], small: bool) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes; writes nothing")
+    parser = arguments(__doc__, quick="tiny sizes; writes nothing")
     parser.add_argument("--multiples", nargs="+", type=float, default=[0.5, 1, 2, 4])
     parser.add_argument(
         "--from-json", action="store_true", help="rewrite the section from the saved series"
@@ -157,16 +149,9 @@ def main(argv: list[str] | None = None) -> None:
         assert all(r["agrees"] for r in rows)
         (HERE / "segments_scale_out.json").write_text(json.dumps(rows, indent=1))
         plot(rows, HERE / "segments_scale_out.png")
-    results = HERE / "RESULTS.md"
-    text = results.read_text()
-    block = section(rows, small=max(args.multiples) < 4)
-    if START in text:
-        text = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: block, text, flags=re.S)
-    elif "<!-- /scale-out -->" in text:
-        text = text.replace("<!-- /scale-out -->", "<!-- /scale-out -->\n\n" + block, 1)
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    results.write_text(text)
+    write_section(
+        "segments-scale-out", section(rows, small=max(args.multiples) < 4), after="scale-out"
+    )
 
 
 if __name__ == "__main__":

@@ -1,15 +1,15 @@
 """Exact "last update wins" resolutions, and reductions without extra passes, side by side.
 
-    python benchmarks/last_wins.py             # full sizes, writes the last-wins section
-    python benchmarks/last_wins.py --quick     # small data, a few seconds; writes nothing
-    python benchmarks/last_wins.py --backends numpy torch --parts update --repeat 3
+    python benchmarks/decisions/last_wins.py             # full sizes, writes the last-wins section
+    python benchmarks/decisions/last_wins.py --quick     # small data, a few seconds; writes nothing
+    python benchmarks/decisions/last_wins.py --backends numpy torch --parts update --repeat 3
 
 The decision record of issue 22: every candidate is a pure function ``f(data, flat, updates)``
 of a 1-d data array, 1-d flat positions into it (duplicates allowed) and 1-d updates, which
 returns a new 1-d array. Before any timing each candidate's result is compared, element for
 element, with a plain Python loop over the updates in order (so the last update of each
 position wins; the reductions against ``ufunc.at``). Then all candidates of one block are
-timed interleaved (``run.measure``: median over rotating rounds), and each is divided by the
+timed interleaved (``harness.repeated``: median over rotating rounds), and each is divided by the
 block's fastest native: a plain indexed assignment, which resolves nothing (``out[flat] = u``,
 ``index_put_``/``scatter_``, ``.at[].set``; the 1.5x bound of issue 22 is against that), or
 for the reductions the native reduction on a copy.
@@ -26,22 +26,26 @@ against the data copied into a buffer one element longer, as the engines did bef
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import os
 import statistics
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+BENCHMARKS = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(BENCHMARKS))
 
 import numpy as np  # noqa: E402
-from run import machine, measure, set_threads, write_section  # noqa: E402
+from harness import (  # noqa: E402
+    arguments,
+    in_a_row,
+    machine,
+    repeated,
+    setup,
+    versions_text,
+    write_section,
+)
 from workloads import Candidate  # noqa: E402
 
 PARTS = ("update", "proof", "reduce")
@@ -752,20 +756,6 @@ def check(cands: list[Candidate], expected: Any, exact: bool) -> dict[str, str]:
     return verdicts
 
 
-def in_a_row(c: Candidate, budget: float) -> float:
-    """Median seconds of `c` called again and again, nothing in between: what a caller who
-    scatters in a loop sees, allocator included (a data-sized scratch freed and allocated
-    each call can cost page faults that interleaved rounds hide)."""
-    c.fn()
-    times = []
-    start = time.perf_counter()
-    while len(times) < 5 or (time.perf_counter() - start < budget and len(times) < 41):
-        t0 = time.perf_counter()
-        c.fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def run_block(
     backend: str, part: str, key: str, block: dict[str, Any], reduce: str | None,
     budget: float, repeat: int,
@@ -791,27 +781,22 @@ def run_block(
         msg = f"{backend} {part} {key}: wrong results: {bad}"
         raise AssertionError(msg)
     natives = [c.name for c in cands if c.kind == "native"]
-    runs, alone = [], []
+    blk = repeated(cands, budget, repeat, lambda c: c.kind == "native")
+    alone = []
     for _ in range(repeat):
-        medians, rounds = measure(cands, budget, min_rounds=5)
-        runs.append((medians, rounds))
-        in_row = {c.name: in_a_row(c, budget / len(cands)) for c in cands}
+        in_row = {c.name: in_a_row(c.fn, budget / len(cands)) for c in cands}
         alone.append({n: t / min(in_row[m] for m in natives) for n, t in in_row.items()})
-    seconds = {c.name: statistics.median(m[c.name] for m, _ in runs) for c in cands}
-    base = min(natives, key=seconds.__getitem__)
+    base = blk["fastest"]
     rows = []
     for c in cands:
-        times = [m[c.name] for m, _ in runs]
-        ratios = [m[c.name] / min(m[n] for n in natives) for m, _ in runs]
         rows.append({
             "candidate": c.name, "kind": c.kind, "check": verdicts.get(c.name, ""),
-            "seconds": statistics.median(times), "ratio": statistics.median(ratios),
-            "low": min(ratios), "high": max(ratios),
+            "seconds": blk["seconds"][c.name], **blk["ratios"][c.name],
             "alone": statistics.median(a[c.name] for a in alone),
         })  # fmt: skip
     return {
         "backend": backend, "part": part, "workload": key, "reduce": reduce, "base": base,
-        "rows": rows, "rounds": sum(r for _, r in runs),
+        "rows": rows, "rounds": blk["rounds"],
     }  # fmt: skip
 
 
@@ -845,9 +830,9 @@ def report(blocks: list[dict[str, Any]], repeat: int) -> str:
         "<!-- last-wins -->",
         '## "update": exact last-wins resolutions, and reductions without extra passes',
         "",
-        f"`python benchmarks/last_wins.py --repeat {repeat}` on {info['cpu']} "
+        f"`python benchmarks/decisions/last_wins.py --repeat {repeat}` on {info['cpu']} "
         f"({info['cores']} cores, shared), one intra-op thread; "
-        + ", ".join(f"{k} {v}" for k, v in info["versions"].items())
+        + versions_text(info)
         + ". Each candidate is a pure function of (data, flat positions, updates) on the flat "
         "positions of S1 (200k points into 2000 x 2000 float32) and S2 (1000 x 200 along axis "
         "1 of 1000 x 1000); S1u, S2u have no duplicates. Every exact candidate was first "
@@ -880,18 +865,10 @@ def report(blocks: list[dict[str, Any]], repeat: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small data; writes nothing")
-    parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS)
+    parser = arguments(__doc__, repeat=True, threads=True, backends=BACKENDS)
     parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)
-    parser.add_argument("--repeat", type=int, default=1, help="measure each block this often")
-    parser.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
     args = parser.parse_args(argv)
-    set_threads(args.threads, args.backends)
-    if "jax" in args.backends:
-        import jax
-
-        jax.config.update("jax_enable_x64", True)  # int64 positions, as on the others
+    setup(args.threads, args.backends)
     blocks = run(args.quick, args.backends, args.parts, args.repeat)
     if not args.quick:
         write_section("last-wins", report(blocks, args.repeat))

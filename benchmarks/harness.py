@@ -1,0 +1,405 @@
+"""What every benchmark script shares: timing, threads, arguments, RESULTS.md, clusters.
+
+The rules it keeps (``benchmarks/README.md``):
+
+- **Interleaved rounds, medians.** Every candidate of one block runs in the same process:
+  warm-up calls first (the first result may be compared with the expected one), then rounds
+  of one call (or ``inner`` calls) of each candidate in a rotating order; a candidate's time
+  is the median over its rounds. A burst of other work on a shared machine then hits every
+  candidate alike, and one slow round moves no median.
+- **Ratios in the same run.** A figure is portagather's time divided by the fastest native
+  idiom of the same block, measured in the same rounds; with ``--repeat`` the block is
+  measured again (candidates made afresh where the script says so), the ratio is the median
+  over the repeats and its range is kept.
+- **One intra-op thread** per backend unless ``--threads`` says otherwise
+  (:func:`set_threads`), set before any backend runs anything.
+- **One section each.** Every script writes its own section of ``RESULTS.md``, between
+  ``<!-- name -->`` and ``<!-- /name -->`` (:func:`write_section`); ``run.py`` rebuilds the
+  rest of the report and carries the others over.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import platform
+import re
+import statistics
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "RESULTS.md"
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+# ------------------------------------------------------------------------------ timing
+
+
+def to_numpy(x: Any) -> Any:
+    """`x` as a NumPy array (PyTorch and TensorFlow tensors through ``.numpy()``)."""
+    import numpy as np
+
+    if hasattr(x, "numpy") and not isinstance(x, np.ndarray):
+        with contextlib.suppress(Exception):
+            return x.numpy()
+    return np.asarray(x)
+
+
+def rotated(items: Sequence[Any], r: int) -> list[Any]:
+    """`items` started at position ``r`` (modulo their number): the order of round `r`."""
+    k = r % len(items) if items else 0
+    return [*items[k:], *items[:k]]
+
+
+def interleaved(
+    calls: dict[str, Callable[[], Any]],
+    rounds: int,
+    *,
+    warmup: int = 2,
+    inner: int = 1,
+    sync: Callable[[Any], Any] | None = None,
+) -> dict[str, float]:
+    """Median seconds per call of each of `calls`: `warmup` calls each, then `rounds` rounds
+    of `inner` calls of each in a rotating order. `sync` (for instance a CUDA
+    synchronisation) is applied to each result before the clock stops."""
+    done = sync or (lambda _: None)
+    for _ in range(warmup):
+        for f in calls.values():
+            done(f())
+    names = list(calls)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(rounds):
+        for name in rotated(names, r):
+            f = calls[name]
+            if sync is None:  # nothing between the calls and the clock
+                t0 = time.perf_counter()
+                for _ in range(inner):
+                    f()
+            else:
+                sync(None)
+                t0 = time.perf_counter()
+                for _ in range(inner):
+                    out = f()
+                sync(out)
+            times[name].append((time.perf_counter() - t0) / inner)
+    return {n: statistics.median(ts) for n, ts in times.items()}
+
+
+def measure(
+    cands: Sequence[Any],
+    budget: float,
+    min_rounds: int = 5,
+    max_rounds: int = 41,
+    expected: Any = None,
+) -> tuple[dict[str, float], int]:
+    """Median seconds per call of each candidate (``.name``, ``.fn``; ``.inner`` calls per
+    sample, from the first), interleaved, as many rounds as fit `budget` seconds within
+    [`min_rounds`, `max_rounds`]. With `expected`, each candidate's first result must equal it
+    element for element. Returns the medians and the number of rounds."""
+    import numpy as np
+
+    for c in cands:
+        for k in range(2):
+            out = c.fn()
+            if k == 0 and expected is not None:
+                got = to_numpy(out)
+                if got.shape != expected.shape or not np.array_equal(got, expected):
+                    msg = f"{c.name} gives a different result"
+                    raise AssertionError(msg)
+            del out
+    inner = getattr(cands[0], "inner", 1)
+    one_round = 0.0
+    for c in cands:  # one more round, timed to size the rounds
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            c.fn()
+        one_round += time.perf_counter() - t0
+    rounds = int(min(max_rounds, max(min_rounds, budget / max(one_round, 1e-9))))
+    calls = {c.name: c.fn for c in cands}
+    return interleaved(calls, rounds, warmup=0, inner=inner), rounds
+
+
+def repeated(
+    cands: Sequence[Any],
+    budget: float,
+    repeat: int,
+    is_native: Callable[[Any], bool],
+    remake: Callable[[], Sequence[Any]] | None = None,
+    min_rounds: int = 5,
+) -> dict[str, Any]:
+    """:func:`measure` of `cands` `repeat` times; with `remake`, the repeats after the first
+    measure candidates it makes afresh (new compilations, new buffers). Returns ``seconds``
+    (median over the repeats per candidate), ``ratios`` (per candidate: its time / the
+    fastest native of the same repeat, median ``ratio``, ``low``, ``high``), ``fastest`` (the
+    native of the least median), ``rounds`` (in all) and ``runs`` (each repeat's medians)."""
+    runs, rounds = [], 0
+    for k in range(repeat):
+        if k and remake is not None:
+            cands = remake()
+        medians, n = measure(cands, budget, min_rounds=min_rounds)
+        runs.append(medians)
+        rounds += n
+    names = [c.name for c in cands]
+    natives = [c.name for c in cands if is_native(c)]
+    seconds = {n: statistics.median(m[n] for m in runs) for n in names}
+    ratios = {}
+    for n in names:
+        per = [m[n] / min(m[x] for x in natives) for m in runs]
+        ratios[n] = {"ratio": statistics.median(per), "low": min(per), "high": max(per)}
+    fastest = min(natives, key=seconds.__getitem__)
+    return {"seconds": seconds, "ratios": ratios, "fastest": fastest, "rounds": rounds,
+            "runs": runs}  # fmt: skip
+
+
+def in_a_row(fn: Callable[[], Any], budget: float, least: int = 5, most: int = 41) -> float:
+    """Median seconds of `fn` called again and again, nothing in between (after one warm-up
+    call): what a caller who calls it in a loop sees, the allocator's reuse included."""
+    fn()
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < least or (time.perf_counter() - start < budget and len(times) < most):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def profiled(fn: Callable[[], Any], calls: int) -> dict[tuple[str, int, str], tuple]:
+    """``cProfile``'s statistics of `calls` calls of `fn` (after one warm-up call): for each
+    function ``(file, line, name)``, ``(primitive calls, calls, own time, cumulative time,
+    callers)``, times in seconds for all `calls` together."""
+    import cProfile
+    import pstats
+
+    fn()
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(calls):
+        fn()
+    prof.disable()
+    return pstats.Stats(prof).stats  # type: ignore[attr-defined]
+
+
+# ------------------------------------------------------------------------------ threads
+
+
+def set_threads(n: int, backends: Sequence[str]) -> None:
+    """One thread count for every backend's intra-op pool (NumPy's gathers are serial).
+
+    Called before any backend runs anything: XLA and TensorFlow read it at start-up.
+    """
+    if n <= 0:
+        return
+    os.environ["XLA_FLAGS"] = (
+        os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen="
+        f"{'true' if n > 1 else 'false'} intra_op_parallelism_threads={n}"
+    )
+    if "torch" in backends:
+        import torch
+
+        torch.set_num_threads(n)
+        torch.set_num_interop_threads(n)
+    if "tensorflow" in backends:
+        import tensorflow as tf
+
+        tf.config.threading.set_intra_op_parallelism_threads(n)
+        tf.config.threading.set_inter_op_parallelism_threads(n)
+    if "dask" in backends:
+        import dask
+
+        dask.config.set(scheduler="threads", num_workers=n)
+
+
+def setup(threads: int, backends: Sequence[str]) -> None:
+    """:func:`set_threads`, then JAX with ``jax_enable_x64`` (int64 indices, as on the other
+    backends) where JAX is among `backends`."""
+    set_threads(threads, backends)
+    if any(b.startswith("jax") for b in backends):
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+
+
+# ------------------------------------------------------------------------------ arguments
+
+
+def arguments(
+    doc: str | None,
+    *,
+    quick: str | None = "small data; writes nothing",
+    repeat: bool = False,
+    rounds: int | None = None,
+    threads: bool = False,
+    backends: Sequence[str] | None = None,
+) -> argparse.ArgumentParser:
+    """A parser with the options the scripts share: ``--quick`` (with its help, unless
+    None), ``--repeat`` (blocks measured this often), ``--rounds`` (its default),
+    ``--threads`` (intra-op threads, default 1) and ``--backends`` (these, all by default)."""
+    parser = argparse.ArgumentParser(description=(doc or " ").strip().splitlines()[0])
+    if quick is not None:
+        parser.add_argument("--quick", action="store_true", help=quick)
+    if repeat:
+        parser.add_argument("--repeat", type=int, default=1, help="measure each block this often")
+    if rounds is not None:
+        parser.add_argument("--rounds", type=int, default=rounds, help="interleaved rounds")
+    if threads:
+        parser.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
+    if backends is not None:
+        parser.add_argument("--backends", nargs="+", default=list(backends), choices=backends)
+    return parser
+
+
+# ------------------------------------------------------------------------------ report
+
+
+def machine() -> dict[str, Any]:
+    """The CPU, its cores and memory, Python, the platform and the versions of the packages
+    measured."""
+    import importlib.metadata as md
+
+    versions = {}
+    for pkg in (
+        "portagather",
+        "numpy",
+        "array-api-compat",
+        "jax",
+        "jaxlib",
+        "torch",
+        "dask",
+        "tensorflow",
+        "tensorflow-cpu",
+    ):
+        with contextlib.suppress(md.PackageNotFoundError):
+            versions[pkg] = md.version(pkg)
+    cpu = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem = ""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f"{kb / 2**20:.0f} GiB"
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory": mem,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "versions": versions,
+        "env": {
+            k: os.environ.get(k)
+            for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS")
+            if k in os.environ
+        },
+    }
+
+
+def versions_text(info: dict[str, Any]) -> str:
+    """``"numpy 2.4.6, jax 0.10.2, ..."`` from :func:`machine`'s answer."""
+    return ", ".join(f"{k} {v}" for k, v in info["versions"].items())
+
+
+def fmt_t(s: float) -> str:
+    """Seconds in µs, ms or s."""
+    if s < 1e-3:
+        return f"{s * 1e6:.1f} µs"
+    if s < 1:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.2f} s"
+
+
+def mark(ok: bool) -> str:
+    return "✅" if ok else "❌"
+
+
+def fmt_ratio(r: float, target: float = 1.0, digits: int = 2) -> str:
+    """A ratio to `digits` decimals, or one more where fewer would round it onto the target
+    from the other side (1.004 against 1.00 is shown as 1.004, not as a failing 1.00)."""
+    text = f"{r:.{digits}f}"
+    if (float(text) <= target) != (r <= target):
+        text = f"{r:.{digits + 1}f}"
+    return text
+
+
+def marked(r: float, target: float, digits: int = 2) -> str:
+    """`r` (see :func:`fmt_ratio`) with the mark of whether it meets ``r <= target``."""
+    return f"{fmt_ratio(r, target, digits)} {mark(r <= target)}"
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A Markdown table."""
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def section_pattern(name: str) -> re.Pattern[str]:
+    """The section `name` of the report: ``<!-- name`` ... ``<!-- /name -->``."""
+    return re.compile(rf"<!-- {re.escape(name)}[ :].*?<!-- /{re.escape(name)} -->", re.S)
+
+
+def write_section(name: str, block: str, path: Path = RESULTS, after: str | None = None) -> None:
+    """`block` (which starts with ``<!-- name`` and ends with ``<!-- /name -->``) in place of
+    the report's section `name`; where there is none, after the section `after` if there is
+    one, else at the end of the report."""
+    text = path.read_text() if path.exists() else ""
+    pattern = section_pattern(name)
+    end = f"<!-- /{after} -->" if after else None
+    if pattern.search(text):
+        text = pattern.sub(lambda _: block, text)
+    elif end and end in text:
+        text = text.replace(end, end + "\n\n" + block, 1)
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    path.write_text(text)
+
+
+# ------------------------------------------------------------------------------ Dask clusters
+
+#: Memory limit of each worker of :func:`local_cluster`.
+WORKER_LIMIT = 500_000_000
+
+
+@contextlib.contextmanager
+def local_cluster(workers: int = 3, memory_limit: int = WORKER_LIMIT) -> Iterator[Any]:
+    """A ``distributed`` client of a ``LocalCluster`` of `workers` processes, one thread and
+    `memory_limit` bytes each, no dashboard; closed on leaving."""
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=workers, threads_per_worker=1, memory_limit=memory_limit,
+            dashboard_address=":0",
+        ) as cluster,
+        Client(cluster) as client,
+    ):  # fmt: skip
+        yield client
+
+
+class WorkerMemory:
+    """Polls the scheduler's own report of each worker's process memory; keeps the peak."""
+
+    def __init__(self, client: Any) -> None:
+        self.client, self.peak, self._stop = client, {}, threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self) -> None:
+        while not self._stop.is_set():
+            for address, worker in self.client.scheduler_info()["workers"].items():
+                memory = worker["metrics"]["memory"]
+                self.peak[address] = max(self.peak.get(address, 0), memory)
+            time.sleep(0.2)
+
+    def __enter__(self) -> WorkerMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
