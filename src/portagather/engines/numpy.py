@@ -81,7 +81,7 @@ class NumPyEngine(Engine):
         if not _small_signed(index_shape, index_dtype, self.SMALL):
             return None
         if plan.kind == "along":
-            return partial(_take_along_axis, axis=plan.axis, block=plan.data_block)
+            return partial(_take_along_axis, axis=plan.axis, block=plan.data_block, grid=[])
         if plan.batch_dims or not plan.depth or len(index_shape) == plan.vector:
             return None  # (a 1-d vector's 0-d parts would index a view)
         if plan.vector and plan.depth == 2 and plan.axis == 0:  # the common tiny call
@@ -206,13 +206,31 @@ def _small_signed(shape: tuple[int, ...], dtype: Any, small: int) -> bool:
     return bool(shape) and math.prod(shape) <= small and np.dtype(dtype).kind == "i"
 
 
-def _take_along_axis(data: Any, indices: Any, axis: int, block: tuple[int, ...] | None) -> Any:
+def _take_along_axis(
+    data: Any, indices: Any, axis: int, block: tuple[int, ...] | None, grid: list[Any]
+) -> Any:
+    """``np.take_along_axis`` as one indexing call: the positions on the other axes (a
+    broadcast ``arange`` each, made at the route's first call, its shapes being the route's)
+    and the index on `axis`, whose negative values count from the end as the operation's
+    do."""
     if block is not None:  # gather_d with a smaller index reads the leading block
         data = data[tuple(slice(0, size) for size in block)]
+    if not grid:
+        grid.append(_axis_positions(data.shape, axis))
+    place = grid[0]
     try:
-        return np.take_along_axis(data, indices, axis=axis)
+        return data[place[:axis] + (indices,) + place[axis + 1 :]]
     except IndexError:
         return None
+
+
+def _axis_positions(shape: tuple[int, ...], axis: int) -> tuple[Any, ...]:
+    """Each axis's positions, shaped to broadcast along it (``np.ix_``'s; `axis`'s unused)."""
+    ndim = len(shape)
+    return tuple(
+        np.arange(n).reshape((1,) * d + (n,) + (1,) * (ndim - d - 1)) if d != axis else None
+        for d, n in enumerate(shape)
+    )
 
 
 def _gather_pairs(data: Any, indices: Any) -> Any:

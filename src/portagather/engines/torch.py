@@ -126,9 +126,35 @@ class TorchEngine(Engine):
         """:meth:`_scatter_if_valid` for the route's plan, where the index is int64."""
         if index_dtype != torch.int64 or plan.batch_dims or not plan.depth:
             return None
+        if not plan.vector and plan.axis == 0 and reduce != "update":  # a segment reduction
+            return functools.partial(self._reduce_rows, reduce=reduce, in_place=in_place)
         return functools.partial(
             self._scatter_if_valid, plan=plan, reduce=reduce, promises=promises
         )
+
+    def full(self, shape: tuple[int, ...], value: float, dtype: Any, like: Any) -> Any:
+        return torch.full(shape, value, dtype=dtype, device=like.device)
+
+    def _reduce_rows(
+        self, data: Any, ids: Any, updates: Any, reduce: str, in_place: bool
+    ) -> Any | None:
+        """The rows of `updates` combined into rows `ids` of `data` (a segment reduction) by
+        one ``index_add_`` or ``scatter_reduce_``, which raise on any id not in ``[0, n)``,
+        negatives included, having written only into the result (`data` itself, with
+        `in_place`: the pipeline's new identity array)."""
+        if not (data.is_cpu and self.reads_cheaply(ids)) or data.dtype in SIGNED_TWIN:
+            return None
+        rows = ids.reshape(-1) if ids.ndim != 1 else ids
+        if updates.ndim != data.ndim:
+            updates = updates.reshape(rows.shape[0], *data.shape[1:])
+        out = data if in_place else data.clone()
+        try:
+            if reduce == "add":
+                return out.index_add_(0, rows, updates)
+            index = rows.view(-1, *(1,) * (updates.ndim - 1)).expand_as(updates)
+            return out.scatter_reduce_(0, index, updates, TORCH_REDUCE[reduce])
+        except (IndexError, RuntimeError):
+            return None
 
     def _gather_if_valid(self, data: Any, indices: Any, plan: GatherPlan) -> Any | None:
         """``torch.gather`` along the axis where the index has the result's shape, and
