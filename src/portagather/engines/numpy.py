@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -81,39 +80,33 @@ class NumPyEngine(Engine):
         if not _small_signed(index_shape, index_dtype, self.SMALL):
             return None
         if plan.kind == "along":
-            return partial(_take_along_axis, axis=plan.axis, block=plan.data_block, grid=[])
+            return _take_along_axis(plan.axis, plan.data_block)
         if plan.batch_dims or not plan.depth or len(index_shape) == plan.vector:
             return None  # (a 1-d vector's 0-d parts would index a view)
-        if plan.vector and plan.depth == 2 and plan.axis == 0:  # the common tiny call
-            return _gather_pairs if policy == "unchecked" else _gather_pairs_checked
-        return partial(
-            _gather_places, lead=(slice(None),) * plan.axis, depth=plan.depth if plan.vector else 0,
-            checked=policy != "unchecked",
-        )  # fmt: skip
+        return _gather_places(plan.axis, plan.depth if plan.vector else 0, policy != "unchecked")
 
     def checked_scatter(
         self, plan: GatherPlan, index_shape: tuple[int, ...], index_dtype: Any, reduce: str,
         promises: ScatterPromises, policy: str, *, in_place: bool,
     ) -> Callable[[Any, Any, Any], Any | None] | None:  # fmt: skip
-        """A small index (as :meth:`checked_gather`) of ``scatter_nd`` or a segment
-        reduction, read as one Python list: where every index vector is in range (and, for
-        ``"update"`` without the promise of unique indices, no two are equal), NumPy's own
-        indexing (``ufunc.at`` for the reductions) writes the updates into a copy (into
-        `data` itself, with `in_place`)."""
-        if (
-            not _small_signed(index_shape, index_dtype, self.SMALL)
-            or plan.kind == "along"
-            or plan.batch_dims
-            or not plan.depth
-        ):
+        """A small index (as :meth:`checked_gather`) written by NumPy's own indexing
+        (``ufunc.at`` for the reductions) into a copy (into `data` itself, with `in_place`).
+        ``scatter_d`` and ``put_along_axis`` count negatives from the end as NumPy does, so
+        its bounds check serves them as it is; ``scatter_nd`` and the segment reductions
+        read the index as one Python list first. ``"update"`` without the promise of unique
+        indices needs the winner of each duplicate settled (:meth:`scatter`): only
+        ``scatter_nd``'s, whose index vectors are seen in that list, is served, where no two
+        are equal."""
+        if not _small_signed(index_shape, index_dtype, self.SMALL):
             return None
-        return partial(
-            _scatter_places, lead=(slice(None),) * plan.axis,
-            depth=plan.depth if plan.vector else 0, sizes=plan.axis_sizes,
-            write=None if reduce == "update" else UFUNCS[reduce].at,
-            nan_quiet=reduce in ("min", "max"),
-            settle=reduce == "update" and not promises.unique_indices, in_place=in_place,
-        )  # fmt: skip
+        write = _writer(reduce)
+        settle = reduce == "update" and not promises.unique_indices
+        if plan.kind == "along":
+            return None if settle else _scatter_along(plan.axis, write, in_place)
+        if plan.batch_dims or not plan.depth:
+            return None
+        depth = plan.depth if plan.vector else 0
+        return _scatter_places(plan.axis, depth, plan.axis_sizes, write, settle, in_place)
 
     def gather(self, data: Any, components: Components, plan: GatherPlan, out: Any = None) -> Any:
         if plan.kind == "axes":  # dispatched here, not by super(): a tiny call feels a frame
@@ -206,22 +199,26 @@ def _small_signed(shape: tuple[int, ...], dtype: Any, small: int) -> bool:
     return bool(shape) and math.prod(shape) <= small and np.dtype(dtype).kind == "i"
 
 
-def _take_along_axis(
-    data: Any, indices: Any, axis: int, block: tuple[int, ...] | None, grid: list[Any]
-) -> Any:
+def _take_along_axis(axis: int, block: tuple[int, ...] | None) -> Callable[[Any, Any], Any]:
     """``np.take_along_axis`` as one indexing call: the positions on the other axes (a
     broadcast ``arange`` each, made at the route's first call, its shapes being the route's)
     and the index on `axis`, whose negative values count from the end as the operation's
     do."""
-    if block is not None:  # gather_d with a smaller index reads the leading block
-        data = data[tuple(slice(0, size) for size in block)]
-    if not grid:
-        grid.append(_axis_positions(data.shape, axis))
-    place = grid[0]
-    try:
-        return data[place[:axis] + (indices,) + place[axis + 1 :]]
-    except IndexError:
-        return None
+    grid: list[tuple[Any, ...]] = []
+    blocked = None if block is None else tuple(slice(0, size) for size in block)
+
+    def kernel(data: Any, indices: Any) -> Any:
+        if blocked is not None:  # gather_d with a smaller index reads the leading block
+            data = data[blocked]
+        if not grid:
+            grid.append(_axis_positions(data.shape, axis))
+        place = grid[0]
+        try:
+            return data[place[:axis] + (indices,) + place[axis + 1 :]]
+        except IndexError:
+            return None
+
+    return kernel
 
 
 def _axis_positions(shape: tuple[int, ...], axis: int) -> tuple[Any, ...]:
@@ -233,53 +230,98 @@ def _axis_positions(shape: tuple[int, ...], axis: int) -> tuple[Any, ...]:
     )
 
 
-def _gather_pairs(data: Any, indices: Any) -> Any:
-    try:
-        return data[indices[..., 0], indices[..., 1]]
-    except IndexError:
-        return None
+def _parts(indices: Any, depth: int) -> tuple[Any, ...]:
+    """The components of index vectors along the last axis of `indices` (depth 0: the
+    index itself, one component)."""
+    if not depth:
+        return (indices,)
+    if depth == 2:  # the common pair, without a loop
+        return indices[..., 0], indices[..., 1]
+    return tuple([indices[..., k] for k in range(depth)])
 
 
-def _gather_pairs_checked(data: Any, indices: Any) -> Any:
-    if min(indices.ravel().tolist()) < 0:
-        return None
-    return _gather_pairs(data, indices)
+def _gather_places(axis: int, depth: int, checked: bool) -> Callable[[Any, Any], Any]:
+    """NumPy's indexing at the components after `axis` full slices; with `checked`, None
+    where a value is negative (read as one Python list)."""
+    lead = (slice(None),) * axis
 
+    def kernel(data: Any, indices: Any) -> Any:
+        if checked and min(indices.ravel().tolist()) < 0:
+            return None
+        try:
+            return data[lead + _parts(indices, depth)]
+        except IndexError:
+            return None
 
-def _gather_places(
-    data: Any, indices: Any, lead: tuple[slice, ...], depth: int, checked: bool
-) -> Any:
-    if checked and min(indices.ravel().tolist()) < 0:
-        return None
-    parts = tuple(indices[..., k] for k in range(depth)) if depth else (indices,)
-    try:
-        return data[lead + parts]
-    except IndexError:
-        return None
+    return kernel
 
 
 def _scatter_places(
-    data: Any, indices: Any, updates: Any, lead: tuple[slice, ...], depth: int,
-    sizes: tuple[int, ...], write: Any, nan_quiet: bool, settle: bool, in_place: bool,
-) -> Any:  # fmt: skip
-    columns = indices.reshape(-1, depth).T.tolist() if depth else [indices.ravel().tolist()]
-    for values, n in zip(columns, sizes, strict=True):
-        if min(values) < 0 or max(values) >= n:
-            return None
-    if settle:
-        targets = list(zip(*columns, strict=True))
-        if len(set(targets)) < len(targets):
-            return None  # duplicates: which one wins is settled by scatter()
-    out = data if in_place else np.array(data, order="C")
-    place = lead + (tuple(indices[..., k] for k in range(depth)) if depth else (indices,))
-    if write is None:
-        out[place] = updates
-    elif nan_quiet:
-        with np.errstate(invalid="ignore"):  # a NaN propagated is the answer, not a fault
+    axis: int, depth: int, sizes: tuple[int, ...], write: Callable[..., None], settle: bool,
+    in_place: bool,
+) -> Callable[[Any, Any, Any], Any]:  # fmt: skip
+    """The updates written at the components after `axis` full slices, where each is in
+    ``[0, n)`` (and, with `settle`, no two index vectors are equal), read as Python lists."""
+    lead = (slice(None),) * axis
+
+    def kernel(data: Any, indices: Any, updates: Any) -> Any:
+        columns = indices.reshape(-1, depth).T.tolist() if depth else [indices.ravel().tolist()]
+        for values, n in zip(columns, sizes, strict=True):
+            if min(values) < 0 or max(values) >= n:
+                return None
+        if settle:
+            targets = list(zip(*columns, strict=True))
+            if len(set(targets)) < len(targets):
+                return None  # duplicates: which one wins is settled by scatter()
+        out = data if in_place else np.array(data, order="C")
+        write(out, lead + _parts(indices, depth), updates)
+        return out
+
+    return kernel
+
+
+def _scatter_along(
+    axis: int, write: Callable[..., None], in_place: bool
+) -> Callable[[Any, Any, Any], Any]:
+    """``scatter_d`` / ``put_along_axis`` as one indexing call (``ufunc.at`` for the
+    reductions), positions as in :func:`_take_along_axis` over the updates' shape: NumPy
+    counts a negative index from the end, as these operations do, and raises on one out of
+    range (or on a position past the data's end on another axis), writing only into the
+    new result."""
+    grid: list[tuple[Any, ...]] = []
+
+    def kernel(data: Any, indices: Any, updates: Any) -> Any:
+        if not grid:
+            grid.append(_axis_positions(updates.shape, axis))
+        place = grid[0][:axis] + (indices,) + grid[0][axis + 1 :]
+        out = data if in_place else np.array(data, order="C")
+        try:
             write(out, place, updates)
-    else:
-        write(out, place, updates)
-    return out
+        except IndexError:
+            return None
+        return out
+
+    return kernel
+
+
+def _writer(reduce: str) -> Callable[[Any, tuple[Any, ...], Any], None]:
+    """``write(out, place, updates)``: assignment for ``"update"``, else the reduction's
+    ``ufunc.at``."""
+    if reduce == "update":
+        return _assign
+    at = UFUNCS[reduce].at
+    if reduce not in ("min", "max"):
+        return at
+
+    def quiet(out: Any, place: tuple[Any, ...], updates: Any) -> None:
+        with np.errstate(invalid="ignore"):  # a NaN propagated is the answer, not a fault
+            at(out, place, updates)
+
+    return quiet
+
+
+def _assign(out: Any, place: tuple[Any, ...], updates: Any) -> None:
+    out[place] = updates
 
 
 #: The ufunc of each reduction, applied by ``ufunc.at`` (every duplicate combined).
