@@ -27,7 +27,7 @@ from ._plan import (
     plan_gather_nd,
     plan_take_along_axis,
 )
-from ._routes import Route, call_key, find, keep, kernel_applies, typed
+from ._routes import Route, call_key, find, keep, kernel_applies
 from ._scatter import ScatterPromises
 from ._types import Array, IndexLike, Policy, Reduction, Scalar
 from .engines import Engine, engine_for
@@ -71,7 +71,8 @@ def _execute(
 ) -> Any:
     """The pipeline every gather shares, as one straight line: the route of the call (its
     checks, run once per call signature), then the steps on the index values."""
-    key = call_key((planner, arguments, typed(bad_indices), typed(fill_value)), data, indices)
+    options = (planner, arguments, type(bad_indices), bad_indices, type(fill_value), fill_value)
+    key = call_key(options, data, indices)
     route = find(key)
     if route is None:
         xp, data, indices, plan, policy, fill = gather_arguments(
@@ -122,8 +123,10 @@ def _execute_scatter(
     """The scatters' pipeline: the route of the call (its checks, run once per call
     signature), then one scatter of the updates at the places the gather would read, under
     the caller's promises about the index. The arguments are :func:`scatter_arguments`'."""
-    options = (planner, arguments, typed(reduce), typed(bad_indices), updates_fit,
-               typed(promises[0]), typed(promises[1]))  # fmt: skip
+    # Each option with its type (_routes.typed, written out: a tiny call feels the calls).
+    unique, ordered = promises
+    options = (planner, arguments, type(reduce), reduce, type(bad_indices), bad_indices,
+               updates_fit, type(unique), unique, type(ordered), ordered)  # fmt: skip
     key = call_key(options, data, indices, updates)
     route = find(key)
     if route is None:

@@ -24,7 +24,7 @@ from typing import Any
 
 from ._plan import GatherPlan
 from ._scatter import NO_PROMISES, ScatterPromises
-from .engines import Engine, keyed_engine
+from .engines import KEYED_ENGINES, Engine
 
 #: Routes by key. A program calls a bounded number of signatures; the bound keeps a program
 #: that calls an unbounded number (shapes that grow) from holding on to every one.
@@ -67,21 +67,24 @@ def kernel_applies(engine: Engine, plan: GatherPlan, policy: str) -> bool:
 
 
 def call_key(options: tuple[Any, ...], *arrays: Any) -> tuple[Any, ...] | None:
-    """The key of a call with these `options` (hashable values, each with its type where a
-    value of another type could compare equal) and these arrays, or None where the call
-    cannot be keyed (arrays of two types, of a type with no keyed engine, Python values)."""
+    """The key of a call with these `options` (hashable values, each after its type where a
+    value of another type could compare equal: ``0``, ``0.0``, ``False`` and ``np.int8(0)``
+    compare equal and hash alike, yet the checks treat them differently) and these arrays,
+    or None where the call cannot be keyed (arrays of two types, of a type with no keyed
+    engine, Python values)."""
     kind = type(arrays[0])
-    engine = keyed_engine(kind)
+    engine = KEYED_ENGINES.get(kind)
     if engine is None:
         return None
-    key = [*options]
+    array_key = engine.route_key
+    key = list(options)
     for array in arrays:
         if type(array) is not kind:
             return None
-        array_key = engine.route_key(array)
-        if array_key is None:
+        part = array_key(array)
+        if part is None:
             return None
-        key.append(array_key)
+        key.append(part)
     return tuple(key)
 
 
@@ -106,9 +109,3 @@ def keep(key: tuple[Any, ...] | None, route: Any) -> None:
         _ROUTES[key] = route
     except TypeError:
         pass
-
-
-def typed(value: object) -> tuple[type, object]:
-    """`value` with its type, for a key: ``0``, ``0.0``, ``False`` and ``np.int8(0)`` compare
-    equal and hash alike, yet the checks treat them differently."""
-    return type(value), value

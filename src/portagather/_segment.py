@@ -27,7 +27,7 @@ from ._arrays import check_index_dtype, dtype_name, static_shape
 from ._errors import BadIndex, raise_first_bad
 from ._indices import normalize_policy, resolve_default, to_wide
 from ._plan import GatherPlan, plan_gather
-from ._routes import Route, call_key, find, keep, kernel_applies, typed
+from ._routes import Route, call_key, find, keep, kernel_applies
 from ._scatter import _complex, _is_api_dtype, check_promises, check_reduce_dtype
 from .engines import Engine, engine_for
 
@@ -271,8 +271,9 @@ def segment_reduce(
     function = function or f"segment_{reduce}"
     key = None
     if num_segments is not None:  # else read from the ids on every call
-        options = (reduce, typed(num_segments), typed(indices_are_sorted), typed(bad_indices),
-                   drop_negative, with_count, function)  # fmt: skip
+        options = (reduce, type(num_segments), num_segments, type(indices_are_sorted),
+                   indices_are_sorted, type(bad_indices), bad_indices, drop_negative,
+                   with_count, function)  # fmt: skip
         key = call_key(options, data, segment_ids)
     kept = find(key)
     if kept is None:

@@ -14,13 +14,14 @@ import array_api_compat as aac
 
 from .base import Engine
 
-__all__ = ["Engine", "engine_for", "keyed_engine"]
+__all__ = ["KEYED_ENGINES", "Engine", "engine_for"]
 
 _ENGINES: dict[int, Engine] = {}
 
-#: The engine of each array type whose calls are keyed (``Engine.array_type``): filled as
-#: engines are made, so a type is keyed from the second call of its backend on.
-_KEYED: dict[type, Engine] = {}
+#: The engine of each array type whose calls are keyed (``Engine.array_type``, read by
+#: ``_routes.call_key``): filled as engines are made, so a type is keyed from the second
+#: call of its backend on.
+KEYED_ENGINES: dict[type, Engine] = {}
 
 
 def engine_for(xp: Any) -> Engine:
@@ -29,14 +30,8 @@ def engine_for(xp: Any) -> Engine:
     if engine is None:
         engine = _ENGINES[id(xp)] = _make_engine(xp)
         if engine.array_type is not None:
-            _KEYED[engine.array_type] = engine
+            KEYED_ENGINES[engine.array_type] = engine
     return engine
-
-
-def keyed_engine(kind: type) -> Engine | None:
-    """The engine that keys the calls on arrays of type `kind` (``Engine.route_key``), or
-    None where that type's calls are not keyed."""
-    return _KEYED.get(kind)
 
 
 def _make_engine(xp: Any) -> Engine:
