@@ -168,6 +168,41 @@ def scatter_route(route: Route, data: Any, indices: Any, updates: Any) -> Any:
     return _scatter(call, updates, reduction, promises)
 
 
+def scatter_with_count(
+    route: Route, counting: Route, data: Any, zeros: Any, indices: Any, updates: Any, ones: Any
+) -> tuple[Any, Any]:
+    """`route`'s scatter of `updates` into `data`, and how many updates each element receives
+    (`counting`'s add of `ones` into `zeros` at the same index under the same policy), with
+    the index's values read and made valid once for both. A valid index goes to both
+    kernels as it is; where the eager call is one compiled computation (JAX) or the pipeline
+    answers itself (an empty result or axis), each is its own route."""
+    if route.kernel is not None and counting.kernel is not None:
+        result = route.kernel(data, indices, updates)
+        if result is not None:  # every index valid, so the count's kernel takes it too
+            count = counting.kernel(zeros, indices, ones)
+            if count is not None:
+                return result, count
+    call = _engine_call(route, data, indices)
+    engine, plan = call.engine, route.plan
+    own_answer = plan.reads_nothing or 0 in plan.axis_sizes
+    if own_answer or (engine.compiles_eager_calls and call.access == "now"):
+        return (
+            scatter_route(route, data, indices, updates),
+            scatter_route(counting, zeros, indices, ones),
+        )
+    components = normalize(call.xp, engine, call.indices, plan, call.policy, call.access)
+    result = engine.scatter(data, components, updates, plan, route.reduction, route.promises)
+    # The count's plan differs from the scatter's only in the target's trailing axes: the
+    # components (one per index value) serve both.
+    count = engine.scatter(
+        zeros, components, ones, counting.plan, counting.reduction, counting.promises
+    )
+    if components.bad is not None:
+        result = engine.enforce_lazily(components.bad, call.indices, plan.report, result)
+        count = engine.enforce_lazily(components.bad, call.indices, plan.report, count)
+    return result, count
+
+
 def _scatter(call: _Call, updates: Any, reduction: str, promises: ScatterPromises) -> Any:
     """The policy, one scatter and the lazy check, for a scatter that writes something."""
     engine, plan = call.engine, call.plan

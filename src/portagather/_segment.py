@@ -8,7 +8,7 @@ its arguments are checked (once per call signature: ``_routes``), runs the scatt
 (``_api.scatter_route``) with :func:`plan_segments`, the plan of ``gather(result, ids,
 axis=0)`` whose bad index is described as a segment id; nothing here reads or writes an array
 element by element, and each engine runs the scatter its own way. The mean is the sum over a
-count, which is a second scatter (an add of ones) with the same ids and policy.
+count, an add of ones at the same ids made valid once for both (``scatter_with_count``).
 
 The CSR form ``segment_csr`` is in ``_segment_csr``.
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Protocol
 
-from ._api import scatter_route
+from ._api import scatter_route, scatter_with_count
 from ._arguments import as_arrays
 from ._arrays import check_index_dtype, dtype_name, static_shape
 from ._errors import BadIndex, raise_first_bad
@@ -230,13 +230,21 @@ def _scatter_route(
     return Route(xp, engine, plan, policy, 0, reduction, promises, kernel)
 
 
-def _counts(call: _Call, policy: str) -> Any:
-    """How many rows each segment receives under `policy`: a scatter-add of ones, in the
-    namespace's widest integer dtype."""
+def _scatter_with_count(call: _Call, init: Any, reduce: str, policy: str) -> tuple[Any, Any]:
+    """The data combined by `reduce` into `init` at the segment ids under `policy`, and how
+    many rows each segment receives (in the namespace's widest integer dtype), from the ids
+    made valid once for both."""
     xp, wide = call.xp, call.engine.wide_index_dtype(call.ids)
     zeros = call.engine.full((call.num_segments,), 0, wide, call.data)
     ones = xp.ones_like(call.ids, dtype=wide)
-    return _scatter(call, zeros, ones, "add", policy)
+    route, counting = (
+        _scatter_route(
+            xp, call.engine, tuple(target.shape), tuple(call.ids.shape), call.ids.dtype,
+            policy, reduction, target.dtype, call.ids_sorted,
+        )
+        for target, reduction in ((init, reduce), (zeros, "add"))
+    )  # fmt: skip
+    return scatter_with_count(route, counting, init, zeros, call.ids, call.data, ones)
 
 
 def _mean(call: _Call, total: Any, count: Any) -> Any:
@@ -291,16 +299,16 @@ def segment_reduce(
     init = call.engine.full(
         call.result_shape, identity(xp, reduce, call.data.dtype), call.data.dtype, call.data
     )
-    result = _scatter(call, init, call.data, _SCATTER[reduce], policy)
+    count = None
+    if reduce == "mean" or with_count:
+        result, count = _scatter_with_count(call, init, _SCATTER[reduce], policy)
+    else:
+        result = _scatter(call, init, call.data, _SCATTER[reduce], policy)
     if not math.prod(call.data.shape) and xp.isdtype(call.data.dtype, _DIFFERENTIABLE):
         # No rows: the identity, kept in the autograd graph of the data (PyTorch), as the
         # scatter of rows would be, by adding the data's (empty, so zero) sum. Only floating
         # data has gradients (and PyTorch has no addition for some unsigned dtypes).
         result = result + xp.sum(call.data, dtype=call.data.dtype)
-    count = None
-    if reduce == "mean" or with_count:
-        # Under "error" the sum's scatter checks the ids; the count's need not again.
-        count = _counts(call, "unchecked" if policy == "error" else policy)
     if reduce == "mean":
         result = _mean(call, result, count)
     if check_too_large:
