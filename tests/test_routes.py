@@ -181,3 +181,34 @@ def test_a_device_or_dtype_of_its_own_is_a_key_of_its_own():
         pg.scatter_nd(strings, index, np.array(["x", "y"]), reduce="add")
     with pytest.raises(TypeError, match='reduce="add" needs params'):
         pg.scatter_nd(strings, index, np.array(["x", "y"]), reduce="add")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min", "prod"])
+@pytest.mark.parametrize(
+    "offsets",
+    [
+        [0, 2, 2, 5, 8],  # every row in a segment, one empty segment
+        [1, 3, 6],  # rows before the first offset and after the last in none
+        [[0, 1, 3], [2, 2, 4]],  # batched: each of data's two leading rows split alone
+    ],
+    ids=["covering", "partial", "batched"],
+)
+def test_repeated_csr_matches_the_reference(backend, reduce, offsets):
+    convert = BACKENDS[backend]
+    offsets = np.array(offsets)
+    data = DATA if offsets.ndim == 1 else DATA[:2, :4].reshape(2, 4, 1) * np.ones((1, 1, 3))
+    data = data.astype(np.float32)
+    bad = offsets.copy()
+    bad.flat[1] = data.shape[offsets.ndim - 1] + 1  # past the end
+    for _ in range(3):
+        got = pg.segment_csr(convert(data), convert(offsets), reduce=reduce)
+        np.testing.assert_array_equal(
+            _values(got), reference.ref_segment_csr(data, offsets, reduce)
+        )
+        with pytest.raises(IndexError, match=r"^offsets\["):
+            pg.segment_csr(convert(data), convert(bad), reduce=reduce)
+        falling = offsets.copy()
+        falling.flat[-1] = 0  # smaller than the offset before it
+        with pytest.raises(IndexError, match=r"^offsets\["):
+            pg.segment_csr(convert(data), convert(falling), reduce=reduce)

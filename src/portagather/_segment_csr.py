@@ -16,6 +16,7 @@ from ._arguments import as_arrays
 from ._arrays import check_index_dtype, device_for_new, searchsorted_positions, static_shape
 from ._errors import BadIndex, raise_first_bad
 from ._indices import to_wide
+from ._routes import call_key, find, keep
 from ._segment import SEGMENT_REDUCTIONS, check_dtype, segment_reduce
 from .engines import Engine, engine_for
 
@@ -36,8 +37,31 @@ class Offsets(BadIndex):
 _CSR_POLICIES = {"error": "error", "ERROR": "error", "unchecked": "unchecked"}
 
 
-def _csr(data: Any, offsets: Any, reduce: object, bad_indices: object) -> Any:
-    """The segment reduction of `data` split by CSR `offsets` (see :func:`segment_csr`)."""
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    """What the checks of one ``segment_csr`` signature found, kept for its repeat calls
+    (``_routes``): the namespace, its engine, the reduction, the policy, the data's shape,
+    the axis the offsets split and the offsets' shape."""
+
+    xp: Any
+    engine: Engine
+    reduce: str
+    policy: str
+    shape: tuple[int, ...]
+    axis: int
+    offsets_shape: tuple[int, ...]
+
+    @property
+    def segments(self) -> int:
+        """The number of segments of each batch."""
+        return self.offsets_shape[-1] - 1
+
+
+def _check(
+    data: Any, offsets: Any, reduce: object, bad_indices: object
+) -> tuple[_Checked, Any, Any]:
+    """Every argument checked, in the one order: the options, the kinds, the dtypes, the
+    shapes. The data and the offsets come back as arrays of one namespace."""
     if not isinstance(reduce, str) or reduce not in SEGMENT_REDUCTIONS:
         valid = ", ".join(repr(r) for r in SEGMENT_REDUCTIONS)
         msg = f"reduce must be one of {valid}; got {reduce!r}"
@@ -65,20 +89,74 @@ def _csr(data: Any, offsets: Any, reduce: object, bad_indices: object) -> Any:
     if offset_shape[-1] < 1:
         msg = "offsets must hold at least one offset along its last axis; got none"
         raise ValueError(msg)
-    engine = engine_for(xp)
+    checked = _Checked(xp, engine_for(xp), reduce, policy, shape, axis, offset_shape)
+    return checked, data, offsets
+
+
+def _csr(data: Any, offsets: Any, reduce: object, bad_indices: object) -> Any:
+    """The segment reduction of `data` split by CSR `offsets` (see :func:`segment_csr`)."""
+    key = call_key((type(reduce), reduce, type(bad_indices), bad_indices), data, offsets)
+    checked = find(key)
+    if checked is None:
+        checked, data, offsets = _check(data, offsets, reduce, bad_indices)
+        keep(key, checked)
+    xp, engine, shape, axis = checked.xp, checked.engine, checked.shape, checked.axis
+    function = f'segment_csr(reduce="{checked.reduce}")'
     offsets = engine.index_array(offsets)
     data = engine.without_empty_blocks(data)
     rows = xp.reshape(data, (math.prod(shape[: axis + 1]), *shape[axis + 1 :]))
+    result_shape = (*shape[:axis], checked.segments, *shape[axis + 1 :])
+    on_host = _ids_on_host(checked, offsets)
+    if on_host is not None:  # valid offsets, read now: no check left
+        ids, policy = on_host
+        reduced = segment_reduce(
+            rows, ids, math.prod(shape[:axis]) * checked.segments, checked.reduce,
+            indices_are_sorted=True, bad_indices=policy, function=function,
+        )  # fmt: skip
+        return xp.reshape(reduced, result_shape)
     ids, count = _ids_from_offsets(xp, engine, offsets, shape, axis, rows)
     reduced = segment_reduce(
-        rows, ids, count, reduce, indices_are_sorted=True, bad_indices="ignore",
-        function=f'segment_csr(reduce="{reduce}")',
+        rows, ids, count, checked.reduce, indices_are_sorted=True, bad_indices="ignore",
+        function=function,
     )  # fmt: skip
-    segments = offset_shape[-1] - 1
-    result = xp.reshape(reduced, (*shape[:axis], segments, *shape[axis + 1 :]))
-    if policy == "error":
+    result = xp.reshape(reduced, result_shape)
+    if checked.policy == "error":
         result = _enforce_offsets(xp, engine, offsets, shape, axis, result)
     return result
+
+
+#: The most rows whose ids :func:`_ids_on_host` writes as a Python list.
+_HOST_ROWS = 256
+
+
+def _ids_on_host(checked: _Checked, offsets: Any) -> tuple[Any, str] | None:
+    """For a small call whose offsets the host reads cheaply: the segment id of every row
+    (as :func:`_ids_from_offsets`, written as a Python list) and the policy that reduces
+    them (``"unchecked"`` where every row is in a segment, else ``"ignore"``, which drops
+    the others), where every offset is valid; else None (the array steps, which raise on a
+    bad offset under ``"error"``)."""
+    shape, axis, engine = checked.shape, checked.axis, checked.engine
+    n, batches = shape[axis], math.prod(shape[:axis])
+    if batches * n > _HOST_ROWS or engine.array_type is None:  # (NumPy's and torch's tolist)
+        return None
+    if engine.index_access(offsets) != "now" or not engine.reads_cheaply(offsets):
+        return None
+    line, segments = checked.offsets_shape[-1], checked.segments
+    values = offsets.reshape(-1).tolist()
+    ids = [-1] * (batches * n)
+    for batch in range(batches):
+        bounds = values[batch * line : (batch + 1) * line]
+        previous = 0
+        for value in bounds:
+            if not previous <= value <= n:
+                return None  # a bad offset: the array steps report it
+            previous = value
+        for segment in range(segments):
+            first, stop = batch * n + bounds[segment], batch * n + bounds[segment + 1]
+            ids[first:stop] = [batch * segments + segment] * (stop - first)
+    policy = "ignore" if -1 in ids else "unchecked"
+    wide = engine.wide_index_dtype(offsets)
+    return checked.xp.asarray(ids, dtype=wide, device=device_for_new(offsets)), policy
 
 
 def _ids_from_offsets(
