@@ -212,3 +212,18 @@ def test_repeated_csr_matches_the_reference(backend, reduce, offsets):
         falling.flat[-1] = 0  # smaller than the offset before it
         with pytest.raises(IndexError, match=r"^offsets\["):
             pg.segment_csr(convert(data), convert(falling), reduce=reduce)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_mean_whose_data_has_the_counts_dtype_keeps_two_routes(backend):
+    # int64 rows of three values: the sum's scatter and the count's are both adds into
+    # int64, of different shapes, and each keeps its own route.
+    convert = BACKENDS[backend]
+    data = (DATA[:, :3] * 7).astype(np.int64)
+    bad = IDS.copy()
+    bad[2] = -1  # dropped under "ignore": the policy's steps, not the kernels
+    for _ in range(3):
+        for ids in (IDS, bad):
+            got = pg.segment_mean(convert(data), convert(ids), 6, bad_indices="ignore")
+            want = reference.ref_segment(data, ids, 6, "mean", "ignore")
+            np.testing.assert_array_equal(_values(got), want)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -134,6 +134,9 @@ class _Call:
     access: Any
     #: The caller's promise that the ids never decrease (an engine may use a sorted kernel).
     ids_sorted: bool
+    #: The scatters' routes (and the identity) found for this call's signature, by what they
+    #: are for: shared by its repeat calls (:class:`_Kept`), so each is made once.
+    routes: dict[tuple[Any, ...], Any] = field(default_factory=dict)
 
     @property
     def result_shape(self) -> tuple[int, ...]:
@@ -193,6 +196,8 @@ class _Kept:
     num_segments: int
     policy: str
     ids_sorted: bool
+    #: :attr:`_Call.routes` of the calls of this signature.
+    routes: dict[tuple[Any, ...], Any]
 
 
 def _repeat_call(kept: _Kept, data: Any, segment_ids: Any) -> _Call:
@@ -201,17 +206,29 @@ def _repeat_call(kept: _Kept, data: Any, segment_ids: Any) -> _Call:
     ids = engine.index_array(segment_ids)
     access = engine.index_access(ids)
     policy = resolve_default(kept.policy, access)
-    return _Call(kept.xp, engine, data, ids, kept.num_segments, policy, access, kept.ids_sorted)
+    return _Call(
+        kept.xp, engine, data, ids, kept.num_segments, policy, access, kept.ids_sorted,
+        kept.routes,
+    )  # fmt: skip
 
 
 def _scatter(call: _Call, init: Any, updates: Any, reduce: str, policy: str) -> Any:
     """`updates` combined by `reduce` into `init` at the segment ids, under `policy`: the
     scatter's own steps on arguments checked already (the reduction's dtype, the shapes)."""
-    route = _scatter_route(
-        call.xp, call.engine, tuple(init.shape), tuple(call.ids.shape), call.ids.dtype, policy,
-        reduce, init.dtype, call.ids_sorted,
-    )  # fmt: skip
-    return scatter_route(route, init, call.ids, updates)
+    return scatter_route(_route(call, init, reduce, policy), init, call.ids, updates)
+
+
+def _route(call: _Call, target: Any, reduce: str, policy: str) -> Route:
+    """The route of the scatter by `reduce` into `target` (the result, or the count) under
+    `policy`, found once per call signature."""
+    key = (reduce, policy, target.dtype, target.shape)
+    route = call.routes.get(key)
+    if route is None:
+        route = call.routes[key] = _scatter_route(
+            call.xp, call.engine, tuple(target.shape), tuple(call.ids.shape), call.ids.dtype,
+            policy, reduce, target.dtype, call.ids_sorted,
+        )  # fmt: skip
+    return route
 
 
 @lru_cache(maxsize=512)
@@ -237,13 +254,7 @@ def _scatter_with_count(call: _Call, init: Any, reduce: str, policy: str) -> tup
     xp, wide = call.xp, call.engine.wide_index_dtype(call.ids)
     zeros = call.engine.full((call.num_segments,), 0, wide, call.data)
     ones = xp.ones_like(call.ids, dtype=wide)
-    route, counting = (
-        _scatter_route(
-            xp, call.engine, tuple(target.shape), tuple(call.ids.shape), call.ids.dtype,
-            policy, reduction, target.dtype, call.ids_sorted,
-        )
-        for target, reduction in ((init, reduce), (zeros, "add"))
-    )  # fmt: skip
+    route, counting = _route(call, init, reduce, policy), _route(call, zeros, "add", policy)
     return scatter_with_count(route, counting, init, zeros, call.ids, call.data, ones)
 
 
@@ -289,16 +300,18 @@ def segment_reduce(
             data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices, function
         )
         policy = normalize_policy(bad_indices)
-        keep(key, _Kept(call.xp, call.engine, call.num_segments, policy, call.ids_sorted))
+        kept = _Kept(call.xp, call.engine, call.num_segments, policy, call.ids_sorted, call.routes)
+        keep(key, kept)
     else:
         call = _repeat_call(kept, data, segment_ids)
     xp, policy = call.xp, call.policy
     check_too_large = drop_negative and policy == "error"
     if check_too_large:
         policy = "ignore"
-    init = call.engine.full(
-        call.result_shape, identity(xp, reduce, call.data.dtype), call.data.dtype, call.data
-    )
+    empty = call.routes.get(("identity", reduce))
+    if empty is None:
+        empty = call.routes["identity", reduce] = identity(xp, reduce, call.data.dtype)
+    init = call.engine.full(call.result_shape, empty, call.data.dtype, call.data)
     count = None
     if reduce == "mean" or with_count:
         result, count = _scatter_with_count(call, init, _SCATTER[reduce], policy)
