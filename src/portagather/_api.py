@@ -28,7 +28,7 @@ from ._plan import (
     plan_take_along_axis,
 )
 from ._routes import Route, call_key, find, keep, kernel_applies
-from ._scatter import ScatterPromises
+from ._scatter import NO_PROMISES, ScatterPromises
 from ._types import Array, IndexLike, Policy, Reduction, Scalar
 from .engines import Engine, engine_for
 
@@ -82,7 +82,7 @@ def _execute(
         kernel = None
         if kernel_applies(engine, plan, policy):
             kernel = engine.checked_gather(plan, indices.shape, indices.dtype, policy)
-        route = Route(xp, engine, plan, policy, fill, kernel=kernel)
+        route = Route(xp, engine, plan, policy, fill, "update", NO_PROMISES, kernel)
         keep(key, route)
     if route.kernel is not None:
         # Valid indices, the common case, cost no pass of portagather's where the backend's

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._plan import GatherPlan
-from ._scatter import NO_PROMISES, ScatterPromises
+from ._scatter import ScatterPromises
 from .engines import KEYED_ENGINES, Engine
 
 #: Routes by key. A program calls a bounded number of signatures; the bound keeps a program
@@ -41,16 +41,18 @@ class Route:
     can be seen); `fill` what ``check_fill_value`` made of ``fill_value`` (gathers);
     `reduction` the reduction the engine runs (scatters: ``"max"`` for ``"add"`` on bool).
     `kernel` is :meth:`Engine.checked_gather` or :meth:`Engine.checked_scatter` of the route:
-    the whole call for a valid index, or None where it does not serve (the policy decides)."""
+    the whole call for a valid index, or None where it does not serve (the policy decides).
+    Every field is given (no defaults): torch.compile traces a route's making, and cannot
+    trace a default object's."""
 
     xp: Any
     engine: Engine
     plan: GatherPlan
     policy: str
-    fill: Any = 0
-    reduction: str = "update"
-    promises: ScatterPromises = NO_PROMISES
-    kernel: Callable[..., Any] | None = None
+    fill: Any
+    reduction: str
+    promises: ScatterPromises
+    kernel: Callable[..., Any] | None
 
 
 def kernel_applies(engine: Engine, plan: GatherPlan, policy: str) -> bool:
