@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -253,3 +255,19 @@ def test_wrap_reduces_huge_unsigned_values_exactly():
     assert out.tolist() == [[1, (2**64 - 1) % 3 + 1], [4, (2**64 - 1) % 3 + 4]]
     out = pg.gather_nd(x, np.array([[2**64 - 1, 2**64 - 2]], dtype=np.uint64), bad_indices="wrap")
     assert out.tolist() == [x[(2**64 - 1) % 2, (2**64 - 2) % 3]]
+
+
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.complex64])
+def test_dropped_updates_raise_no_warning(reduce, dtype):
+    # NumPy's scatter drops the updates of ignored index vectors into one element past the
+    # data, where their sum or product must not overflow (NumPy would warn of it).
+    big = np.finfo(dtype).max / 2
+    data = np.ones(3, dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = pg.scatter_nd(
+            data, [[0], [5], [5], [5]], np.full(4, big, dtype=dtype), reduce=reduce,
+            bad_indices="ignore",
+        )  # fmt: skip
+    np.testing.assert_array_equal(got, [big if reduce == "multiply" else big + 1, 1, 1])

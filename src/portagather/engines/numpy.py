@@ -344,7 +344,11 @@ def scatter_at(
         line = np.empty(size + 1, dtype=data.dtype)
         out = line[:size].reshape(data.shape)
         out[...] = data  # new and writable, whatever data was (a view, read-only)
-        if size:
+        if reduce in ("add", "multiply") and data.dtype.kind in "fc":
+            # A quiet NaN, which every sum and product of dropped updates leaves as it is:
+            # from a value of the data they could overflow, and NumPy would warn of it.
+            line[size] = np.nan
+        elif size:
             line[size] = line[0]  # a value of the data: no NaN or junk for ufunc.at to meet
     else:
         out = np.array(data, order="C")  # a new C-order copy, whatever data was
