@@ -174,6 +174,8 @@ class TorchEngine(Engine):
         if along:
             return _unless_out_of_range(torch.gather, data, plan.axis, indices)
         index = indices[..., 0] if plan.vector else indices
+        if index.ndim == 1:  # index_select's result has the plan's shape as it is
+            return _unless_out_of_range(torch.index_select, data, plan.axis, index)
         result = _unless_out_of_range(torch.index_select, data, plan.axis, index.reshape(-1))
         return None if result is None else result.reshape(plan.out_shape)
 
