@@ -114,10 +114,22 @@ class TorchEngine(Engine):
     def checked_gather(
         self, plan: GatherPlan, index_shape: tuple[int, ...], index_dtype: Any, policy: str
     ) -> Callable[[Any, Any], Any | None] | None:
-        """:meth:`_gather_if_valid` for the route's plan, where the index is int64."""
+        """:meth:`_gather_if_valid` for the route's plan, where the index is int64; along an
+        axis, where the index has the result's shape, ``torch.gather`` itself."""
         if index_dtype != torch.int64 or plan.batch_dims or not plan.depth:
             return None
+        if plan.kind == "along":
+            if tuple(index_shape) != plan.out_shape or not index_shape:
+                return None
+            return functools.partial(self._gather_along, axis=plan.axis)
         return functools.partial(self._gather_if_valid, plan=plan)
+
+    def _gather_along(self, data: Any, indices: Any, axis: int) -> Any | None:
+        """``torch.gather``, which raises on a value not in ``[0, n)`` (negatives included)
+        and on an index longer than the data on another axis, reading nothing outside."""
+        if not (data.is_cpu and self.reads_cheaply(indices)) or data.dtype in SIGNED_TWIN:
+            return None
+        return _unless_out_of_range(torch.gather, data, axis, indices)
 
     def checked_scatter(
         self, plan: GatherPlan, index_shape: tuple[int, ...], index_dtype: Any, reduce: str,
