@@ -367,12 +367,16 @@ def arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple[An
 
 
 def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple[Any, Any, Any]:
-    """The kinds step alone, both as arrays of one namespace ``(xp, data, indices)``: an index
-    given as Python values becomes an array of the widest signed integer the data's device
-    holds (values it cannot hold are a ValueError naming them)."""
-    xp, data, indices, as_values = arrays(data, indices, data_name, index_name)
+    """The kinds step, both as arrays of one namespace ``(xp, data, indices)``: an index
+    given as Python values must be integers (the gathers' dtype check: ``[0.0, 1.0]`` is a
+    TypeError, as a float array is) and becomes an array of the widest signed integer the
+    data's device holds (values it cannot hold are a ValueError naming them)."""
+    pair = _Pair(data, indices, data_name, index_name)
+    data = pair.data_array()
+    xp, indices, as_values = pair.xp, pair.indices, pair.from_values[1]
     if not as_values:
         return xp, data, indices
+    pair.check_index_dtype()
     wide = engine_for(xp).wide_index_dtype(data)
     info = xp.iinfo(wide)
     low, high = (int(indices.min()), int(indices.max())) if indices.size else (0, 0)

@@ -25,17 +25,17 @@ import numpy as np
 
 from ._api import _execute_scatter
 from ._arguments import as_arrays
-from ._arrays import check_index_dtype, device_for_new, dtype_name, static_shape
+from ._arrays import check_index_dtype, device_for_new, dtype_kind, dtype_name, static_shape
 from ._errors import BadIndex, raise_first_bad
 from ._indices import normalize_policy, resolve_default, to_wide
 from ._plan import GatherPlan, plan_gather
-from ._scatter import _complex, _is_api_dtype, check_promises
+from ._scatter import check_promises, reducible_kinds, reduction_for
 from .engines import Engine, engine_for
 
 #: The segment reductions, by the name in ``segment_<name>``.
 SEGMENT_REDUCTIONS = ("sum", "mean", "max", "min", "prod")
 
-#: The dtypes that have gradients.
+#: The dtype kinds that have gradients.
 _DIFFERENTIABLE = ("real floating", "complex floating")
 
 #: The scatter reduction behind each segment reduction (the mean is a sum over a count).
@@ -90,13 +90,53 @@ def _num_segments_argument(value: object) -> int | None:
     raise TypeError(msg)
 
 
-def check_dtype(xp: Any, reduce: str, dtype: Any, function: str) -> None:
-    """Numeric data for every reduction; real numeric for ``max`` and ``min``."""
-    numeric = _is_api_dtype(xp, dtype) and bool(xp.isdtype(dtype, "numeric"))
-    if numeric and not (reduce in ("max", "min") and _complex(xp, dtype)):
+def check_num_segments(count: int, xp: Any, engine: Engine, data: Any, id_rank: int) -> None:
+    """A ValueError for a `num_segments` (given, as the Python int `count`) that no array of
+    the data's device can hold: more than the widest integer of that device (int64; int32 on
+    JAX without x64), or more result rows than ``2**63 - 1`` bytes hold (NumPy's and
+    PyTorch's limit on an array's size), counting each row at least 8 bytes (the count of
+    the mean, the sorts' positions)."""
+    info = xp.iinfo(engine.wide_index_dtype(data))
+    largest = int(info.max)
+    inner = tuple(data.shape[id_rank:])
+    row = max(math.prod(inner) * _itemsize(data.dtype), 8)
+    by_bytes = (2**63 - 1) // row
+    if count <= min(largest, by_bytes):
         return
-    kind = "a real numeric" if reduce in ("max", "min") else "a numeric"
-    msg = f"{function} needs data of {kind} dtype; got {dtype_name(dtype)}"
+    if largest <= by_bytes:
+        why = f"the largest {dtype_name(info.dtype)}, the widest integer of the data's device"
+    else:
+        why = (
+            f"the most segments that 2**63 - 1 bytes hold at {row} bytes each: rows of "
+            f"data.shape[{id_rank}:] = {inner} in {dtype_name(data.dtype)}, 8 bytes at least"
+        )
+    msg = f"num_segments must be in [0, {min(largest, by_bytes)}] ({why}); got {count}"
+    raise ValueError(msg)
+
+
+def _itemsize(dtype: Any) -> int:
+    """The bytes of one element of `dtype` (8 where no library says)."""
+    size = getattr(dtype, "itemsize", None)
+    if isinstance(size, int):
+        return size
+    try:
+        return int(np.dtype(dtype_name(dtype)).itemsize)
+    except TypeError:
+        return 8
+
+
+def check_dtype(xp: Any, reduce: str, dtype: Any, function: str) -> None:
+    """The scatters' dtype rule (:func:`~._scatter.reduction_for`) for the reduction's
+    scatter: numbers for every reduction (NumPy's ``bfloat16`` too), but no complex numbers
+    for ``max`` and ``min``; bool for ``max`` and ``min`` (any, all), not for the sum, the
+    mean and the product, whose results are no bools."""
+    bools = reduce in ("max", "min")
+    if reduction_for(xp, _SCATTER[reduce], dtype) is not None and (
+        bools or dtype_kind(xp, dtype) != "bool"
+    ):
+        return
+    kinds = reducible_kinds(_SCATTER[reduce], bools)
+    msg = f"{function} needs data of {kinds} dtype; got {dtype_name(dtype)}"
     raise TypeError(msg)
 
 
@@ -109,14 +149,18 @@ def _unsigned_wide(xp: Any) -> Any:
     return found.get("uint64", found.get("uint32"))
 
 
-def identity(xp: Any, reduce: str, dtype: Any) -> int | float:
+def identity(xp: Any, reduce: str, dtype: Any) -> int | float | bool:
     """The identity of `reduce` in `dtype`: what an empty segment holds (0, 1, the lowest or
-    the highest value of the dtype: minus and plus infinity for floating dtypes)."""
+    the highest value of the dtype: minus and plus infinity for floating dtypes, False and
+    True for bool)."""
     if reduce in ("sum", "mean"):
         return 0
     if reduce == "prod":
         return 1
-    if xp.isdtype(dtype, "real floating"):
+    kind = dtype_kind(xp, dtype)
+    if kind == "bool":
+        return reduce == "min"
+    if kind == "real floating":
         return -math.inf if reduce == "max" else math.inf
     info = xp.iinfo(dtype)
     return int(info.min) if reduce == "max" else int(info.max)
@@ -133,7 +177,10 @@ def _full(xp: Any, shape: tuple[int, ...], value: int | float, dtype: Any, like:
 
         inner = len(shape) - 1
         previous = nonzero_chunks(like.chunks[like.ndim - inner :] if inner else ())
-        chunks = normalize_chunks(("auto", *previous), shape, dtype=np.dtype(dtype))
+        if math.prod(shape[1:]):
+            chunks = normalize_chunks(("auto", *previous), shape, dtype=np.dtype(dtype))
+        else:  # rows of no elements, whose size Dask's automatic chunks divide by: one block
+            chunks = ((shape[0],), *previous)
         return da.full(shape, value, dtype=dtype, chunks=chunks)
     return xp.full(shape, value, dtype=dtype, device=device_for_new(like))
 
@@ -183,6 +230,8 @@ def _prepare(
         raise ValueError(msg)
     count = _num_segments_argument(num_segments)
     engine = engine_for(xp)
+    if count is not None:
+        check_num_segments(count, xp, engine, data, len(id_shape))
     ids = engine.index_array(ids)
     access = engine.index_access(ids)
     if count is None:
@@ -225,17 +274,17 @@ def _counts(call: _Call, policy: str) -> Any:
 def _mean(call: _Call, total: Any, count: Any) -> Any:
     """`total` over `count` (broadcast along the inner axes); 0 where nothing was counted.
     Integers are floor-divided (as ``//``) in the widest signed integer dtype (the widest
-    unsigned one for those it cannot hold); float16 is divided in float32."""
+    unsigned one for those it cannot hold); float16 and bfloat16 are divided in float32."""
     xp, dtype = call.xp, call.data.dtype
     count = xp.maximum(count, xp.ones_like(count))
     count = xp.reshape(count, (call.num_segments,) + (1,) * (total.ndim - 1))
-    if xp.isdtype(dtype, "integral"):
+    if dtype_kind(xp, dtype) in ("signed integer", "unsigned integer"):
         wide = call.engine.wide_index_dtype(total)
         if int(xp.iinfo(dtype).max) > int(xp.iinfo(wide).max):  # uint64 (uint32 on 32-bit JAX)
             wide = _unsigned_wide(xp)
         quotient = xp.floor_divide(xp.astype(total, wide), xp.astype(count, wide))
         return xp.astype(quotient, dtype)
-    if dtype_name(dtype) == "float16":
+    if dtype_name(dtype) in ("float16", "bfloat16"):
         return xp.astype(xp.astype(total, xp.float32) / xp.astype(count, xp.float32), dtype)
     return total / xp.astype(count, dtype)
 
@@ -262,7 +311,7 @@ def segment_reduce(
     init = _full(xp, call.result_shape, identity(xp, reduce, call.data.dtype), call.data.dtype,
                  call.data)  # fmt: skip
     result = _scatter(call, init, call.data, _SCATTER[reduce], policy)
-    if not math.prod(call.data.shape) and xp.isdtype(call.data.dtype, _DIFFERENTIABLE):
+    if not math.prod(call.data.shape) and dtype_kind(xp, call.data.dtype) in _DIFFERENTIABLE:
         # No rows: the identity, kept in the autograd graph of the data (PyTorch), as the
         # scatter of rows would be, by adding the data's (empty, so zero) sum. Only floating
         # data has gradients (and PyTorch has no addition for some unsigned dtypes).
@@ -326,7 +375,8 @@ _SEGMENT_PARAMETERS = """
 
 
 def _docstring(summary: str, empty: str, examples: str, real: bool = False) -> str:
-    parameters = _SEGMENT_PARAMETERS.format(real=" (real: no complex)" if real else "", empty=empty)
+    real_text = " (real: no complex), or bool (the max is any, the min all)"
+    parameters = _SEGMENT_PARAMETERS.format(real=real_text if real else "", empty=empty)
     imports = "    >>> import numpy as np\n    >>> import portagather as pg\n"
     return f"{summary}\n{parameters}\n    Examples\n    --------\n{imports}{examples}"
 

@@ -67,8 +67,8 @@ def _csr(data: Any, offsets: Any, reduce: object, bad_indices: object) -> Any:
         raise ValueError(msg)
     engine = engine_for(xp)
     offsets = engine.index_array(offsets)
-    if aac.is_dask_array(data):
-        data = data.rechunk(nonzero_chunks(data.chunks))
+    if aac.is_dask_array(data):  # no data at all: one block, which Dask's reshape needs
+        data = data.rechunk(nonzero_chunks(data.chunks) if math.prod(shape) else -1)
     rows = xp.reshape(data, (math.prod(shape[: axis + 1]), *shape[axis + 1 :]))
     ids, count = _ids_from_offsets(xp, engine, offsets, shape, axis, rows)
     reduced = segment_reduce(

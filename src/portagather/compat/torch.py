@@ -52,7 +52,7 @@ import numpy as np
 
 from .. import _api
 from .._arguments import arrays, as_arrays, gather_arguments, int_argument, scatter_arguments
-from .._arrays import check_index_dtype, dtype_name
+from .._arrays import check_index_dtype, dtype_kind, dtype_name
 from .._plan import plan_gather_d
 from .._python_values import check_python_values
 from .._segment_csr import segment_csr as pg_segment_csr
@@ -302,7 +302,7 @@ def scatter_reduce(
     core = _REDUCE[reduce]
     with _renamed("scatter_reduce"):
         xp, input, index, src = _checked_scatter(input, dim, index, src, core, "block")
-        if reduce == "mean" and xp.isdtype(input.dtype, "bool"):
+        if reduce == "mean" and dtype_kind(xp, input.dtype) == "bool":
             msg = f'reduce="mean" needs input of a numeric dtype; got {dtype_name(input.dtype)}'
             raise TypeError(msg)
         base = input
@@ -320,7 +320,7 @@ def scatter_reduce(
         )  # fmt: skip
     touched = count != 0
     divisor = xp.where(touched, count, xp.ones_like(count))
-    if xp.isdtype(input.dtype, "integral"):
+    if dtype_kind(xp, input.dtype) in ("signed integer", "unsigned integer"):
         mean = xp.floor_divide(total, divisor)
     else:
         mean = total / divisor
@@ -337,11 +337,9 @@ def _identity(xp: Any, input: Any, index: Any, reduce: str) -> Any:
         return xp.zeros(shape, dtype=dtype, device=device)
     if reduce == "prod":
         return xp.ones(shape, dtype=dtype, device=device)
-    try:
-        floating = bool(xp.isdtype(dtype, "real floating"))
-        integral = bool(xp.isdtype(dtype, "integral"))
-    except (TypeError, ValueError):
-        floating = integral = False
+    kind = dtype_kind(xp, dtype)
+    floating = kind == "real floating"
+    integral = kind in ("signed integer", "unsigned integer")
     if floating:
         value: Any = -math.inf if reduce == "amax" else math.inf
     elif integral:
@@ -597,7 +595,7 @@ def segment_reduce(
         offsets = given
     policy = "unchecked" if unsafe else "error"
     count = offsets[..., 1:] - offsets[..., :-1]
-    floating = xp.isdtype(data.dtype, ("real floating", "complex floating"))
+    floating = dtype_kind(xp, data.dtype) in ("real floating", "complex floating")
     if reduce == "mean" and (initial is not None or floating):
         total = pg_segment_csr(data, offsets, reduce="sum", bad_indices=policy)
         count = per_segment(count, total)

@@ -153,6 +153,42 @@ def check_result(backend: Backend, out: Any, expected: npt.NDArray[Any], data: A
     )
 
 
+#: The backends whose arrays hold bfloat16: NumPy and Dask (ml_dtypes'), JAX, PyTorch.
+BFLOAT16_BACKENDS = ("numpy", "dask", "jax", "torch")
+
+
+def bfloat16_array(backend: Backend, values: npt.NDArray[Any], chunks: Any = None) -> Any:
+    """`values` (exact in bfloat16) as a bfloat16 array of `backend`: ml_dtypes' NumPy
+    bfloat16 on NumPy and Dask, the library's own on JAX and PyTorch."""
+    if backend.name == "torch":
+        import torch
+
+        return torch.asarray(values.astype(np.float32)).to(torch.bfloat16)
+    if backend.name == "jax":
+        import jax.numpy as jnp
+
+        return jnp.asarray(values.astype(np.float32), dtype=jnp.bfloat16)
+    import ml_dtypes
+
+    return _asarray(backend, values.astype(ml_dtypes.bfloat16), chunks)
+
+
+def bfloat16_values(backend: Backend, out: Any) -> npt.NDArray[np.float32]:
+    """A bfloat16 result of `backend` as float32 NumPy values (exact)."""
+    if backend.name == "torch":
+        import torch
+
+        return np.asarray(out.detach().to(torch.float32).cpu().numpy())
+    return np.asarray(backend.to_numpy(out)).astype(np.float32)
+
+
+def bfloat16_reference(expected: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
+    """A float32 reference rounded to bfloat16 (to nearest, even), as float32 values."""
+    import ml_dtypes
+
+    return np.asarray(expected, dtype=np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
 def raises_lazily(
     backend: Backend,
     error: type[_E],

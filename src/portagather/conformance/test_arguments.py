@@ -432,6 +432,26 @@ def test_compat_scatter_nd_of_bools(backend, front_end):
     assert backend.to_numpy(out).dtype == bool
 
 
+@pytest.mark.cell("scatter bool")
+def test_compat_tensorflow_scatter_nd_of_strings(backend):
+    """``tf.scatter_nd`` joins the strings of duplicate index vectors; the front end refuses
+    strings with a TypeError of its own that names `updates` (and, where the strings reach
+    the reduction, says why), on every backend (docs/porting/tensorflow.md)."""
+    from portagather.compat import tensorflow
+
+    indices = backend.asarray(np.array([[4], [3], [3], [7]]))
+    given: list[Any] = [[b"a", b"b", b"b", b"c"], ["a", "b", "b", "c"]]
+    if backend.strings:
+        given.append(backend.asarray(np.array(["a", "b", "b", "c"])))
+    for updates in given:
+        refused = r"^updates must be|^scatter_nd adds the updates"
+        with pytest.raises(TypeError, match=refused) as info:
+            tensorflow.scatter_nd(indices, updates, [8])
+        assert raised_by_portagather(info.value), info.value
+        text = str(info.value)
+        assert "tf.scatter_nd joins strings" in text or "holds; got" in text, text
+
+
 # -- compat front ends where index values cannot be read -------------------------------------
 
 
