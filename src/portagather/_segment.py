@@ -24,8 +24,8 @@ import array_api_compat as aac
 import numpy as np
 
 from ._api import _execute_scatter
-from ._arguments import as_arrays
-from ._arrays import check_index_dtype, device_for_new, dtype_kind, dtype_name, static_shape
+from ._arguments import _Pair
+from ._arrays import device_for_new, dtype_kind, dtype_name, static_shape
 from ._errors import BadIndex, raise_first_bad
 from ._indices import normalize_policy, resolve_default, to_wide
 from ._plan import GatherPlan, plan_gather
@@ -212,16 +212,24 @@ class _Call:
 
 def _prepare(
     data: Any, segment_ids: Any, num_segments: object, reduce: str, indices_are_sorted: object,
-    bad_indices: object, function: str,
+    bad_indices: object, function: str, drop_negative: bool = False,
 ) -> _Call:  # fmt: skip
     """The checks, in the scatters' order: the policy, the arrays, the ids' dtype, the data's
-    dtype, the shapes, `num_segments`; then `num_segments` read from the ids where not given."""
+    dtype, the shapes, `num_segments`; then `num_segments` read from the ids where not given.
+
+    Ids given as Python values are the gathers' (``_arguments._Pair``): integers, and a value
+    that no integer dtype of the data's device holds is bad under every policy, dealt with
+    as the policy says (``_arguments._fitted_index``: ``"error"`` names it as written), with
+    `drop_negative` a negative one is dropped, as every negative id then is.
+    """
     policy = normalize_policy(bad_indices)
     promises = check_promises(False, indices_are_sorted)
-    xp, data, ids = as_arrays(data, segment_ids, "data", "segment_ids")
-    check_index_dtype(xp, ids, "segment_ids")
+    pair = _Pair(data, segment_ids, "data", "segment_ids")
+    data = pair.data_array()
+    xp, as_values = pair.xp, pair.from_values[1]
+    pair.check_index_dtype()
     check_dtype(xp, reduce, data.dtype, function)
-    shape, id_shape = static_shape(data, "data"), static_shape(ids, "segment_ids")
+    shape, id_shape = static_shape(data, "data"), static_shape(pair.indices, "segment_ids")
     if shape[: len(id_shape)] != id_shape:
         msg = (
             f"segment_ids.shape must be a leading part of data.shape; got segment_ids.shape = "
@@ -232,6 +240,17 @@ def _prepare(
     engine = engine_for(xp)
     if count is not None:
         check_num_segments(count, xp, engine, data, len(id_shape))
+    if as_values:
+        values = pair.indices
+        if drop_negative and values.size:
+            pair.indices = np.where(values < 0, -1, values)  # dropped, as every negative id
+        if count is None:
+            count = max(0, int(values.max()) + 1) if values.size else 0
+            check_num_segments(count, xp, engine, data, len(id_shape))
+        plan = plan_segments((count, *shape[len(id_shape) :]), id_shape)
+        ids = pair.index_array(data, plan, policy)
+    else:
+        ids = pair.indices
     ids = engine.index_array(ids)
     access = engine.index_access(ids)
     if count is None:
@@ -278,6 +297,9 @@ def _mean(call: _Call, total: Any, count: Any) -> Any:
     xp, dtype = call.xp, call.data.dtype
     count = xp.maximum(count, xp.ones_like(count))
     count = xp.reshape(count, (call.num_segments,) + (1,) * (total.ndim - 1))
+    # Of the total's shape: XLA turns a division by a broadcast divisor into a product with
+    # its reciprocal, which is not rounded once (5 / 3 in float32 gives 1.6666667).
+    count = xp.broadcast_to(count, tuple(total.shape))
     if dtype_kind(xp, dtype) in ("signed integer", "unsigned integer"):
         wide = call.engine.wide_index_dtype(total)
         if int(xp.iinfo(dtype).max) > int(xp.iinfo(wide).max):  # uint64 (uint32 on 32-bit JAX)
@@ -302,8 +324,9 @@ def segment_reduce(
     """
     function = function or f"segment_{reduce}"
     call = _prepare(
-        data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices, function
-    )
+        data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices, function,
+        drop_negative,
+    )  # fmt: skip
     xp, policy = call.xp, call.policy
     check_too_large = drop_negative and policy == "error"
     if check_too_large:

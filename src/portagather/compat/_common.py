@@ -246,7 +246,9 @@ def unsorted_segment(
 
 
 def per_segment(count: Any, like: Any) -> Any:
-    """`count` (one value per segment, shape ``like.shape[:count.ndim]``) shaped to broadcast
-    against `like` along its inner axes."""
+    """`count` (one value per segment, shape ``like.shape[:count.ndim]``) repeated along the
+    inner axes of `like`, to its shape: a division by it is then rounded once on JAX too
+    (XLA turns a division by a broadcast divisor into a product with its reciprocal)."""
     xp = aac.array_namespace(count)
-    return xp.reshape(count, tuple(count.shape) + (1,) * (like.ndim - count.ndim))
+    shaped = xp.reshape(count, tuple(count.shape) + (1,) * (like.ndim - count.ndim))
+    return xp.broadcast_to(shaped, tuple(like.shape))
