@@ -37,7 +37,9 @@ What differs from PyTorch:
   boolean masks (pass ``mask.nonzero()``); with duplicates and no `accumulate` the last
   value in row-major order wins (PyTorch: unspecified).
 - ``segment_reduce`` checks offsets (non-decreasing, in ``[0, data.shape[axis]]``) unless
-  `unsafe`; PyTorch checks only that they do not fall. It refuses `lengths` and `offsets`
+  `unsafe`; PyTorch checks only that they do not fall. `lengths` are checked as PyTorch
+  does (none negative, each row adding up to the data's length; a :class:`ValueError`),
+  on Dask when the result is computed. It refuses `lengths` and `offsets`
   together (PyTorch uses `lengths`) and reduces integer data too (PyTorch has no CPU
   kernel for it; an empty integer mean is 0, not NaN).
 """

@@ -510,3 +510,29 @@ def test_bfloat16(backend, op):
     assert out.dtype == data.dtype, f"{out.dtype} is not {data.dtype}"
     got = bfloat16_values(backend, out)
     assert np.array_equal(got, bfloat16_reference(want), equal_nan=True), (got, want)
+
+
+@pytest.mark.cell("segments errors")
+@pytest.mark.parametrize("count", [10**20, 8327099846119777499], ids=["10**20", "tf-test"])
+@pytest.mark.parametrize(
+    "front_end",
+    ["tensorflow.math.unsorted_segment_sum", "tensorflow.math.unsorted_segment_mean",
+     "tensorflow.math.unsorted_segment_sqrt_n", "mindspore.unsorted_segment_max",
+     "mindspore.UnsortedSegmentSum"],
+)  # fmt: skip
+def test_compat_num_segments_no_array_holds(backend, front_end, count):
+    """TensorFlow's own test (``num_segments=8327099846119777499``) and a count past every
+    integer, through the compat front ends: portagather's ValueError naming num_segments,
+    its valid range and the value, on every backend."""
+    import importlib
+
+    module, *path = front_end.split(".")
+    function: Any = importlib.import_module(f"portagather.compat.{module}")
+    for name in path:
+        function = getattr(function, name)
+    if front_end.endswith("UnsortedSegmentSum"):
+        function = function()
+    data = backend.asarray(np.ones((3, 2), np.float32))
+    pattern = rf"^num_segments must be in \[0, \d+\] \(.*\); got {count}$"
+    with pytest.raises(ValueError, match=pattern):
+        function(data, backend.asarray(np.array([0, 1, 1])), count)
