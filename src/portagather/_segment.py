@@ -90,7 +90,9 @@ def _num_segments_argument(value: object) -> int | None:
     raise TypeError(msg)
 
 
-def check_num_segments(count: int, xp: Any, engine: Engine, data: Any, id_rank: int) -> None:
+def check_num_segments(
+    count: int, xp: Any, engine: Engine, data: Any, id_rank: int, name: str = "num_segments"
+) -> None:
     """A ValueError for a `num_segments` (given, as the Python int `count`) that no array of
     the data's device can hold: more than the widest integer of that device (int64; int32 on
     JAX without x64), or more result rows than ``2**63 - 1`` bytes hold (NumPy's and
@@ -110,7 +112,7 @@ def check_num_segments(count: int, xp: Any, engine: Engine, data: Any, id_rank: 
             f"the most segments that 2**63 - 1 bytes hold at {row} bytes each: rows of "
             f"data.shape[{id_rank}:] = {inner} in {dtype_name(data.dtype)}, 8 bytes at least"
         )
-    msg = f"num_segments must be in [0, {min(largest, by_bytes)}] ({why}); got {count}"
+    msg = f"{name} must be in [0, {min(largest, by_bytes)}] ({why}); got {count}"
     raise ValueError(msg)
 
 
@@ -246,7 +248,8 @@ def _prepare(
             pair.indices = np.where(values < 0, -1, values)  # dropped, as every negative id
         if count is None:
             count = max(0, int(values.max()) + 1) if values.size else 0
-            check_num_segments(count, xp, engine, data, len(id_shape))
+            read = "num_segments=None, read as max(segment_ids) + 1,"
+            check_num_segments(count, xp, engine, data, len(id_shape), read)
         plan = plan_segments((count, *shape[len(id_shape) :]), id_shape)
         ids = pair.index_array(data, plan, policy)
     else:

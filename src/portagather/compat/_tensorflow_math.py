@@ -29,7 +29,10 @@ What differs from TensorFlow:
   in ``segment_*`` raise :class:`ValueError`. Ids of any integer dtype are accepted
   (TensorFlow: int16, int32 and int64 for the unsorted ones, int32 and int64 for the
   sorted ones), and so is ``unsorted_segment_mean`` of complex numbers (TensorFlow 2.21
-  refuses it).
+  refuses it), bool data for the max and the min (any and all, as ``jax.ops`` takes it)
+  and NumPy's ``bfloat16`` (from ``ml_dtypes``) for every reduction.
+- A ``num_segments`` that no array of the data's device can hold is a :class:`ValueError`
+  naming its valid range (TensorFlow: ``InvalidArgumentError``).
 - ``name`` is accepted and ignored.
 """
 
