@@ -367,17 +367,21 @@ def arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple[An
 
 
 def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple[Any, Any, Any]:
-    """The kinds step alone, both as arrays of one namespace ``(xp, data, indices)``: an index
-    given as Python values becomes an array of the widest signed integer the data's device
-    holds (values it cannot hold are a ValueError naming them)."""
-    xp, data, indices, as_values = arrays(data, indices, data_name, index_name)
+    """The kinds step, both as arrays of one namespace ``(xp, data, indices)``, for a front
+    end that applies its own index rule next: an index given as Python values must be
+    integers (the gathers' dtype check: ``[0.0, 1.0]`` is a TypeError, as a float array is)
+    and becomes an array of the widest signed integer the data's device holds. A value that
+    dtype does not hold is out of range for every array of the device; it is clipped into the
+    dtype, where it stays out of range (and keeps its sign), so that the front end's rule
+    treats it alike on every device."""
+    pair = _Pair(data, indices, data_name, index_name)
+    data = pair.data_array()
+    xp, indices, as_values = pair.xp, pair.indices, pair.from_values[1]
     if not as_values:
         return xp, data, indices
-    wide = engine_for(xp).wide_index_dtype(data)
-    info = xp.iinfo(wide)
-    low, high = (int(indices.min()), int(indices.max())) if indices.size else (0, 0)
-    if low < int(info.min) or high > int(info.max):
-        unheld = low if low < int(info.min) else high
-        msg = f"{index_name} holds {unheld}, which the data's device holds in no integer dtype"
-        raise ValueError(msg)
-    return xp, data, xp.asarray(indices.astype(np.int64), dtype=wide, device=device_for_new(data))
+    pair.check_index_dtype()
+    held = _numpy_dtype(engine_for(xp).wide_index_dtype(data))
+    info = np.iinfo(held)
+    if indices.size and (int(indices.min()) < int(info.min) or int(indices.max()) > int(info.max)):
+        indices = np.clip(np.asarray(indices, dtype=object), int(info.min), int(info.max))
+    return xp, data, xp.asarray(indices.astype(held), device=device_for_new(data))

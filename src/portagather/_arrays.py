@@ -190,6 +190,28 @@ def _fill_scalar(fill_value: object) -> Any:
         return _UNKNOWN
 
 
+#: NumPy dtypes outside the standard that are real floating numbers with infinities: ml_dtypes'
+#: ``bfloat16``, which JAX and TensorFlow hand NumPy users. NumPy's ``isdtype`` refuses them
+#: (its ``kind`` is ``"V"``); its ufuncs (``ufunc.at`` too), ``finfo`` and casts take them.
+EXTENSION_FLOATS = ("bfloat16",)
+
+
+def dtype_kind(xp: Any, dtype: Any) -> str | None:
+    """The standard's kind of `dtype` (``"bool"``, ``"signed integer"``, ``"unsigned
+    integer"``, ``"real floating"``, ``"complex floating"``): what the reductions ask of a
+    dtype, written once. NumPy's :data:`EXTENSION_FLOATS` are real floating; None for a dtype
+    of no kind of the standard (NumPy's strings and objects, another library's)."""
+    if isinstance(dtype, np.dtype) and dtype.kind == "V":
+        return "real floating" if dtype.name in EXTENSION_FLOATS else None
+    for kind in _KINDS:
+        try:
+            if xp.isdtype(dtype, kind):
+                return kind
+        except (TypeError, ValueError):  # NumPy strings and objects, which isdtype does not know
+            return None
+    return None
+
+
 def dtype_name(dtype: Any) -> str:
     """A dtype's name as every backend would print it: ``int32``, not ``torch.int32``,
     ``array_api_strict.int32`` or ndonnx's ``Int32``."""

@@ -28,7 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from ._arrays import argsort_positions, device_for_new, dtype_name, searchsorted_positions
+from ._arrays import (
+    argsort_positions,
+    device_for_new,
+    dtype_kind,
+    dtype_name,
+    searchsorted_positions,
+)
 from ._indices import flat_positions
 from ._plan import GatherPlan, row_major_strides
 
@@ -76,56 +82,57 @@ def check_reduce(reduce: object) -> str:
 
 
 #: The reduction found for each (namespace, reduction, dtype): a call in a loop asks once.
-_REDUCIBLE: dict[tuple[Any, ...], str] = {}
+_REDUCIBLE: dict[tuple[Any, ...], str | None] = {}
+
+
+def reduction_for(xp: Any, reduce: str, dtype: Any) -> str | None:
+    """The reduction the engines run for `reduce` (``"add"``, ``"multiply"``, ``"min"``,
+    ``"max"``) on `dtype`, or None where the dtype has none: the one dtype rule of the
+    scatters and the segment reductions (docs/contract.md, S6 and R3).
+
+    Numbers (NumPy's ``bfloat16`` included: :func:`~._arrays.dtype_kind`) and bool; on bool
+    ``"add"`` and ``"max"`` are a logical OR and ``"multiply"`` and ``"min"`` a logical AND
+    (False < True), as TensorFlow and PyTorch combine bools: the engines run ``"max"`` and
+    ``"min"`` for them. ``"min"`` and ``"max"`` need an order, so not complex.
+    """
+    key: tuple[Any, ...] = (xp, reduce, dtype)
+    try:
+        if key in _REDUCIBLE:
+            return _REDUCIBLE[key]
+    except TypeError:  # a dtype that cannot be hashed
+        key = ()
+    kind = dtype_kind(xp, dtype)
+    found: str | None = reduce
+    if kind == "bool":
+        found = _BOOL_REDUCTIONS[reduce]
+    elif kind is None or (kind == "complex floating" and reduce in ("min", "max")):
+        found = None
+    if key and len(_REDUCIBLE) < 256:
+        _REDUCIBLE[key] = found
+    return found
+
+
+def reducible_kinds(reduce: str, bools: bool = True) -> str:
+    """What :func:`reduction_for` takes for `reduce`, in words, for an error message."""
+    kind = "a real numeric" if reduce in ("min", "max") else "a numeric"
+    return f"{kind} or bool" if bools else kind
 
 
 def check_reduce_dtype(xp: Any, reduce: str, dtype: Any, data_name: str) -> str:
-    """The reduction the engines run for `reduce` on `dtype`, or a TypeError.
-
-    ``"update"`` is defined for every dtype (NumPy's strings too); the others for numbers
-    and bool, where ``"add"`` and ``"max"`` are a logical OR and ``"multiply"`` and ``"min"``
-    a logical AND (False < True), as TensorFlow and PyTorch combine bools: the engines run
-    ``"max"`` and ``"min"`` for them. ``"min"`` and ``"max"`` need an order, so not complex.
-    """
+    """The reduction the engines run for `reduce` on `dtype` (:func:`reduction_for`), or a
+    TypeError. ``"update"`` is defined for every dtype (NumPy's strings too)."""
     if reduce == "update":
         return reduce
-    key: tuple[Any, ...] = (xp, reduce, dtype)
-    try:
-        found = _REDUCIBLE.get(key)
-    except TypeError:  # a dtype that cannot be hashed
-        found, key = None, ()
+    found = reduction_for(xp, reduce, dtype)
     if found is not None:
         return found
-    if _is_api_dtype(xp, dtype):
-        if xp.isdtype(dtype, "bool"):
-            found = _BOOL_REDUCTIONS[reduce]
-        elif xp.isdtype(dtype, "numeric") and not (
-            reduce in ("min", "max") and _complex(xp, dtype)
-        ):
-            found = reduce
-    if found is not None:
-        if key and len(_REDUCIBLE) < 256:
-            _REDUCIBLE[key] = found
-        return found
-    kind = "a real numeric" if reduce in ("min", "max") else "a numeric"
-    msg = f'reduce="{reduce}" needs {data_name} of {kind} or bool dtype; got {dtype_name(dtype)}'
+    kinds = reducible_kinds(reduce)
+    msg = f'reduce="{reduce}" needs {data_name} of {kinds} dtype; got {dtype_name(dtype)}'
     raise TypeError(msg)
 
 
 #: What each reduction is on bool: OR (max) or AND (min).
 _BOOL_REDUCTIONS = {"add": "max", "multiply": "min", "min": "min", "max": "max"}
-
-
-def _is_api_dtype(xp: Any, dtype: Any) -> bool:
-    try:
-        xp.isdtype(dtype, "numeric")
-    except (TypeError, ValueError):  # NumPy strings and objects are no dtype of the standard
-        return False
-    return True
-
-
-def _complex(xp: Any, dtype: Any) -> bool:
-    return bool(xp.isdtype(dtype, "complex floating"))
 
 
 def target_axes(

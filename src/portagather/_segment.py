@@ -21,20 +21,22 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Protocol
 
+import numpy as np
+
 from ._api import scatter_route, scatter_with_count
-from ._arguments import as_arrays
-from ._arrays import check_index_dtype, dtype_name, static_shape
+from ._arguments import _Pair
+from ._arrays import dtype_kind, dtype_name, static_shape
 from ._errors import BadIndex, raise_first_bad
 from ._indices import normalize_policy, resolve_default, to_wide
 from ._plan import GatherPlan, plan_gather
 from ._routes import Route, call_key, find, keep, kernel_applies
-from ._scatter import _complex, _is_api_dtype, check_promises, check_reduce_dtype
+from ._scatter import check_promises, check_reduce_dtype, reducible_kinds, reduction_for
 from .engines import Engine, engine_for
 
 #: The segment reductions, by the name in ``segment_<name>``.
 SEGMENT_REDUCTIONS = ("sum", "mean", "max", "min", "prod")
 
-#: The dtypes that have gradients.
+#: The dtype kinds that have gradients.
 _DIFFERENTIABLE = ("real floating", "complex floating")
 
 #: The scatter reduction behind each segment reduction (the mean is a sum over a count).
@@ -89,13 +91,55 @@ def _num_segments_argument(value: object) -> int | None:
     raise TypeError(msg)
 
 
-def check_dtype(xp: Any, reduce: str, dtype: Any, function: str) -> None:
-    """Numeric data for every reduction; real numeric for ``max`` and ``min``."""
-    numeric = _is_api_dtype(xp, dtype) and bool(xp.isdtype(dtype, "numeric"))
-    if numeric and not (reduce in ("max", "min") and _complex(xp, dtype)):
+def check_num_segments(
+    count: int, xp: Any, engine: Engine, data: Any, id_rank: int, name: str = "num_segments"
+) -> None:
+    """A ValueError for a `num_segments` (given, as the Python int `count`) that no array of
+    the data's device can hold: more than the widest integer of that device (int64; int32 on
+    JAX without x64), or more result rows than ``2**63 - 1`` bytes hold (NumPy's and
+    PyTorch's limit on an array's size), counting each row at least 8 bytes (the count of
+    the mean, the sorts' positions)."""
+    info = xp.iinfo(engine.wide_index_dtype(data))
+    largest = int(info.max)
+    inner = tuple(data.shape[id_rank:])
+    row = max(math.prod(inner) * _itemsize(data.dtype), 8)
+    by_bytes = (2**63 - 1) // row
+    if count <= min(largest, by_bytes):
         return
-    kind = "a real numeric" if reduce in ("max", "min") else "a numeric"
-    msg = f"{function} needs data of {kind} dtype; got {dtype_name(dtype)}"
+    if largest <= by_bytes:
+        why = f"the largest {dtype_name(info.dtype)}, the widest integer of the data's device"
+    else:
+        why = (
+            f"the most segments that 2**63 - 1 bytes hold at {row} bytes each: rows of "
+            f"data.shape[{id_rank}:] = {inner} in {dtype_name(data.dtype)}, 8 bytes at least"
+        )
+    msg = f"{name} must be in [0, {min(largest, by_bytes)}] ({why}); got {count}"
+    raise ValueError(msg)
+
+
+def _itemsize(dtype: Any) -> int:
+    """The bytes of one element of `dtype` (8 where no library says)."""
+    size = getattr(dtype, "itemsize", None)
+    if isinstance(size, int):
+        return size
+    try:
+        return int(np.dtype(dtype_name(dtype)).itemsize)
+    except TypeError:
+        return 8
+
+
+def check_dtype(xp: Any, reduce: str, dtype: Any, function: str) -> None:
+    """The scatters' dtype rule (:func:`~._scatter.reduction_for`) for the reduction's
+    scatter: numbers for every reduction (NumPy's ``bfloat16`` too), but no complex numbers
+    for ``max`` and ``min``; bool for ``max`` and ``min`` (any, all), not for the sum, the
+    mean and the product, whose results are no bools."""
+    bools = reduce in ("max", "min")
+    if reduction_for(xp, _SCATTER[reduce], dtype) is not None and (
+        bools or dtype_kind(xp, dtype) != "bool"
+    ):
+        return
+    kinds = reducible_kinds(_SCATTER[reduce], bools)
+    msg = f"{function} needs data of {kinds} dtype; got {dtype_name(dtype)}"
     raise TypeError(msg)
 
 
@@ -108,14 +152,18 @@ def _unsigned_wide(xp: Any) -> Any:
     return found.get("uint64", found.get("uint32"))
 
 
-def identity(xp: Any, reduce: str, dtype: Any) -> int | float:
+def identity(xp: Any, reduce: str, dtype: Any) -> int | float | bool:
     """The identity of `reduce` in `dtype`: what an empty segment holds (0, 1, the lowest or
-    the highest value of the dtype: minus and plus infinity for floating dtypes)."""
+    the highest value of the dtype: minus and plus infinity for floating dtypes, False and
+    True for bool)."""
     if reduce in ("sum", "mean"):
         return 0
     if reduce == "prod":
         return 1
-    if xp.isdtype(dtype, "real floating"):
+    kind = dtype_kind(xp, dtype)
+    if kind == "bool":
+        return reduce == "min"
+    if kind == "real floating":
         return -math.inf if reduce == "max" else math.inf
     info = xp.iinfo(dtype)
     return int(info.min) if reduce == "max" else int(info.max)
@@ -145,16 +193,24 @@ class _Call:
 
 def _prepare(
     data: Any, segment_ids: Any, num_segments: object, reduce: str, indices_are_sorted: object,
-    bad_indices: object, function: str,
+    bad_indices: object, function: str, drop_negative: bool = False,
 ) -> _Call:  # fmt: skip
     """The checks, in the scatters' order: the policy, the arrays, the ids' dtype, the data's
-    dtype, the shapes, `num_segments`; then `num_segments` read from the ids where not given."""
+    dtype, the shapes, `num_segments`; then `num_segments` read from the ids where not given.
+
+    Ids given as Python values are the gathers' (``_arguments._Pair``): integers, and a value
+    that no integer dtype of the data's device holds is bad under every policy, dealt with
+    as the policy says (``_arguments._fitted_index``: ``"error"`` names it as written), with
+    `drop_negative` a negative one is dropped, as every negative id then is.
+    """
     policy = normalize_policy(bad_indices)
     promises = check_promises(False, indices_are_sorted)
-    xp, data, ids = as_arrays(data, segment_ids, "data", "segment_ids")
-    check_index_dtype(xp, ids, "segment_ids")
+    pair = _Pair(data, segment_ids, "data", "segment_ids")
+    data = pair.data_array()
+    xp, as_values = pair.xp, pair.from_values[1]
+    pair.check_index_dtype()
     check_dtype(xp, reduce, data.dtype, function)
-    shape, id_shape = static_shape(data, "data"), static_shape(ids, "segment_ids")
+    shape, id_shape = static_shape(data, "data"), static_shape(pair.indices, "segment_ids")
     if shape[: len(id_shape)] != id_shape:
         msg = (
             f"segment_ids.shape must be a leading part of data.shape; got segment_ids.shape = "
@@ -163,6 +219,20 @@ def _prepare(
         raise ValueError(msg)
     count = _num_segments_argument(num_segments)
     engine = engine_for(xp)
+    if count is not None:
+        check_num_segments(count, xp, engine, data, len(id_shape))
+    if as_values:
+        values = pair.indices
+        if drop_negative and values.size:
+            pair.indices = np.where(values < 0, -1, values)  # dropped, as every negative id
+        if count is None:
+            count = max(0, int(values.max()) + 1) if values.size else 0
+            read = "num_segments=None, read as max(segment_ids) + 1,"
+            check_num_segments(count, xp, engine, data, len(id_shape), read)
+        plan = plan_segments((count, *shape[len(id_shape) :]), id_shape)
+        ids = pair.index_array(data, plan, policy)
+    else:
+        ids = pair.indices
     ids = engine.index_array(ids)
     access = engine.index_access(ids)
     if count is None:
@@ -261,17 +331,20 @@ def _scatter_with_count(call: _Call, init: Any, reduce: str, policy: str) -> tup
 def _mean(call: _Call, total: Any, count: Any) -> Any:
     """`total` over `count` (broadcast along the inner axes); 0 where nothing was counted.
     Integers are floor-divided (as ``//``) in the widest signed integer dtype (the widest
-    unsigned one for those it cannot hold); float16 is divided in float32."""
+    unsigned one for those it cannot hold); float16 and bfloat16 are divided in float32."""
     xp, dtype = call.xp, call.data.dtype
     count = xp.maximum(count, xp.ones_like(count))
     count = xp.reshape(count, (call.num_segments,) + (1,) * (total.ndim - 1))
-    if xp.isdtype(dtype, "integral"):
+    # Of the total's shape: XLA turns a division by a broadcast divisor into a product with
+    # its reciprocal, which is not rounded once (5 / 3 in float32 gives 1.6666667).
+    count = xp.broadcast_to(count, tuple(total.shape))
+    if dtype_kind(xp, dtype) in ("signed integer", "unsigned integer"):
         wide = call.engine.wide_index_dtype(total)
         if int(xp.iinfo(dtype).max) > int(xp.iinfo(wide).max):  # uint64 (uint32 on 32-bit JAX)
             wide = _unsigned_wide(xp)
         quotient = xp.floor_divide(xp.astype(total, wide), xp.astype(count, wide))
         return xp.astype(quotient, dtype)
-    if dtype_name(dtype) == "float16":
+    if dtype_name(dtype) in ("float16", "bfloat16"):
         return xp.astype(xp.astype(total, xp.float32) / xp.astype(count, xp.float32), dtype)
     return total / xp.astype(count, dtype)
 
@@ -297,8 +370,9 @@ def segment_reduce(
     kept = find(key)
     if kept is None:
         call = _prepare(
-            data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices, function
-        )
+            data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices, function,
+            drop_negative,
+        )  # fmt: skip
         policy = normalize_policy(bad_indices)
         kept = _Kept(call.xp, call.engine, call.num_segments, policy, call.ids_sorted, call.routes)
         keep(key, kept)
@@ -317,7 +391,7 @@ def segment_reduce(
         result, count = _scatter_with_count(call, init, _SCATTER[reduce], policy)
     else:
         result = _scatter(call, init, call.data, _SCATTER[reduce], policy)
-    if not math.prod(call.data.shape) and xp.isdtype(call.data.dtype, _DIFFERENTIABLE):
+    if not math.prod(call.data.shape) and dtype_kind(xp, call.data.dtype) in _DIFFERENTIABLE:
         # No rows: the identity, kept in the autograd graph of the data (PyTorch), as the
         # scatter of rows would be, by adding the data's (empty, so zero) sum. Only floating
         # data has gradients (and PyTorch has no addition for some unsigned dtypes).
@@ -377,7 +451,8 @@ _SEGMENT_PARAMETERS = """
 
 
 def _docstring(summary: str, empty: str, examples: str, real: bool = False) -> str:
-    parameters = _SEGMENT_PARAMETERS.format(real=" (real: no complex)" if real else "", empty=empty)
+    real_text = " (real: no complex), or bool (the max is any, the min all)"
+    parameters = _SEGMENT_PARAMETERS.format(real=real_text if real else "", empty=empty)
     imports = "    >>> import numpy as np\n    >>> import portagather as pg\n"
     return f"{summary}\n{parameters}\n    Examples\n    --------\n{imports}{examples}"
 

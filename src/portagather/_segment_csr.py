@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import array_api_compat as aac
+import numpy as np
 
-from ._arguments import as_arrays
-from ._arrays import check_index_dtype, device_for_new, searchsorted_positions, static_shape
+from ._arguments import _numpy_dtype, _Pair
+from ._arrays import device_for_new, searchsorted_positions, static_shape
 from ._errors import BadIndex, raise_first_bad
 from ._indices import to_wide
 from ._routes import call_key, find, keep
@@ -73,10 +74,12 @@ def _check(
         )
         raise ValueError(msg)
     policy = _CSR_POLICIES[bad_indices]
-    xp, data, offsets = as_arrays(data, offsets, "data", "offsets")
-    check_index_dtype(xp, offsets, "offsets")
+    pair = _Pair(data, offsets, "data", "offsets")
+    data = pair.data_array()
+    xp = pair.xp
+    pair.check_index_dtype()
     check_dtype(xp, reduce, data.dtype, f'segment_csr(reduce="{reduce}")')
-    shape, offset_shape = static_shape(data, "data"), static_shape(offsets, "offsets")
+    shape, offset_shape = static_shape(data, "data"), static_shape(pair.indices, "offsets")
     axis = len(offset_shape) - 1
     if axis < 0 or axis >= len(shape) or offset_shape[:axis] != shape[:axis]:
         msg = (
@@ -89,7 +92,12 @@ def _check(
     if offset_shape[-1] < 1:
         msg = "offsets must hold at least one offset along its last axis; got none"
         raise ValueError(msg)
-    checked = _Checked(xp, engine_for(xp), reduce, policy, shape, axis, offset_shape)
+    engine = engine_for(xp)
+    if pair.from_values[1]:
+        offsets = _offset_values(xp, engine, pair.indices, data, shape, axis, policy)
+    else:
+        offsets = pair.indices
+    checked = _Checked(xp, engine, reduce, policy, shape, axis, offset_shape)
     return checked, data, offsets
 
 
@@ -157,6 +165,30 @@ def _ids_on_host(checked: _Checked, offsets: Any) -> tuple[Any, str] | None:
     policy = "ignore" if -1 in ids else "unchecked"
     wide = engine.wide_index_dtype(offsets)
     return checked.xp.asarray(ids, dtype=wide, device=device_for_new(offsets)), policy
+
+
+def _offset_values(
+    xp: Any, engine: Engine, values: Any, data: Any, shape: tuple[int, ...], axis: int,
+    policy: str,
+) -> Any:  # fmt: skip
+    """Offsets given as Python values (a NumPy array; exact ints, objects past int64) as an
+    array of the widest integer of the data's device. A value that dtype does not hold is
+    past every axis of that device, so a bad offset: ``"error"`` raises the IndexError of the
+    first bad offset now, naming it as written; ``"unchecked"`` clips it into the dtype."""
+    held = _numpy_dtype(engine.wide_index_dtype(data))
+    info = np.iinfo(held)
+    low, high = int(info.min), int(info.max)
+    if values.size and (int(values.min()) < low or int(values.max()) > high):
+        exact = np.asarray(values, dtype=object)
+        if policy == "error":
+            n = shape[axis]
+            bad = np.asarray((exact < 0) | (exact > n), dtype=bool)
+            if exact.shape[-1] > 1:
+                bad[..., 1:] |= np.asarray(exact[..., 1:] < exact[..., :-1], dtype=bool)
+            report = Offsets("offsets", False, "data", shape, axis)
+            raise_first_bad(np, bad, exact, report)
+        values = np.clip(exact, low, high)
+    return xp.asarray(values.astype(held), device=device_for_new(data))
 
 
 def _ids_from_offsets(

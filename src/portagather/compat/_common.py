@@ -12,8 +12,9 @@ from typing import Any
 import array_api_compat as aac
 import numpy as np
 
-from .._arguments import arrays
-from .._python_values import python_values
+from .._arguments import _namespace_name, arrays
+from .._arrays import dtype_kind
+from .._python_values import python_values, shown
 from ..engines import engine_for
 
 
@@ -190,7 +191,15 @@ def zeros_of(shape: Any, updates: Any, indices: Any, shape_name: str = "shape") 
             raise ValueError(msg)
         if aac.is_array_api_obj(indices) and not isinstance(indices, np.generic):
             xp = aac.array_namespace(indices)
-            updates = xp.asarray(updates, device=aac.device(indices))
+            try:
+                updates = xp.asarray(updates, device=aac.device(indices))
+            except (TypeError, ValueError) as err:  # strings, which PyTorch and JAX hold not
+                library = _namespace_name(indices)
+                msg = (
+                    f"updates must be an array, or values that the namespace of indices "
+                    f"({library}) holds; got {shown(updates)} ({err})"
+                )
+                raise TypeError(msg) from None
         else:
             xp = aac.array_namespace(np.empty(0))
             updates = values
@@ -227,7 +236,7 @@ def unsorted_segment(
         )  # fmt: skip
     if reduce in ("max", "min"):
         xp = aac.array_namespace(result)
-        if xp.isdtype(result.dtype, "real floating"):
+        if dtype_kind(xp, result.dtype) == "real floating":
             info = xp.finfo(result.dtype)
             if reduce == "max":
                 result = xp.maximum(result, xp.full_like(result, float(info.min)))
@@ -237,7 +246,9 @@ def unsorted_segment(
 
 
 def per_segment(count: Any, like: Any) -> Any:
-    """`count` (one value per segment, shape ``like.shape[:count.ndim]``) shaped to broadcast
-    against `like` along its inner axes."""
+    """`count` (one value per segment, shape ``like.shape[:count.ndim]``) repeated along the
+    inner axes of `like`, to its shape: a division by it is then rounded once on JAX too
+    (XLA turns a division by a broadcast divisor into a product with its reciprocal)."""
     xp = aac.array_namespace(count)
-    return xp.reshape(count, tuple(count.shape) + (1,) * (like.ndim - count.ndim))
+    shaped = xp.reshape(count, tuple(count.shape) + (1,) * (like.ndim - count.ndim))
+    return xp.broadcast_to(shaped, tuple(like.shape))

@@ -29,7 +29,10 @@ What differs from TensorFlow:
   in ``segment_*`` raise :class:`ValueError`. Ids of any integer dtype are accepted
   (TensorFlow: int16, int32 and int64 for the unsorted ones, int32 and int64 for the
   sorted ones), and so is ``unsorted_segment_mean`` of complex numbers (TensorFlow 2.21
-  refuses it).
+  refuses it), bool data for the max and the min (any and all, as ``jax.ops`` takes it)
+  and NumPy's ``bfloat16`` (from ``ml_dtypes``) for every reduction.
+- A ``num_segments`` that no array of the data's device can hold is a :class:`ValueError`
+  naming its valid range (TensorFlow: ``InvalidArgumentError``).
 - ``name`` is accepted and ignored.
 """
 
@@ -41,8 +44,8 @@ from typing import Any, Protocol
 import array_api_compat as aac
 
 from .._arguments import as_arrays
-from .._arrays import dtype_name
-from .._segment import segment_reduce
+from .._arrays import check_index_dtype, dtype_name
+from .._segment import check_dtype, segment_reduce
 from ..engines import engine_for
 from ._common import per_segment, unsorted_segment
 from ._front_ends import named
@@ -212,6 +215,8 @@ def _sorted(data: Any, segment_ids: Any, reduce: str, function: str) -> tuple[An
     """``(result, count)`` of a sorted segment reduction: ids 1-d, sorted (checked where
     they can be read), ``max + 1`` segments, negative ids an error."""
     xp, data, ids = as_arrays(data, segment_ids, "data", "segment_ids")
+    check_index_dtype(xp, ids, "segment_ids")
+    check_dtype(xp, reduce, data.dtype, function)  # the dtypes before the values
     if ids.ndim != 1:
         msg = f"segment_ids must be 1-d (a vector) for {function}; got shape {tuple(ids.shape)}"
         raise ValueError(msg)

@@ -24,7 +24,9 @@ What differs from TensorFlow:
   default dtype of the indices' namespace (NumPy's int64, not TensorFlow's int32). A 1-d
   `indices` (a single index vector) is accepted; TensorFlow 2.21 refuses it ("Updates shape
   must have rank at least one"). ``scatter_nd`` with bool updates combines duplicates with
-  a logical OR, as TensorFlow does.
+  a logical OR, as TensorFlow does. ``scatter_nd`` refuses string updates with a
+  :class:`TypeError` that says so: ``tf.scatter_nd`` joins the strings of duplicate index
+  vectors (``[b"b", b"b"]`` at one index gives ``b"bb"``), which no reduction here does.
 - Under ``jax.jit`` (without ``checkify``), ``bad_indices_policy="ERROR"`` cannot read the
   index values: the error says to wrap the function with
   ``jax.experimental.checkify.checkify`` or to pass ``bad_indices_policy="IGNORE"``.
@@ -39,7 +41,7 @@ import portagather.compat._tensorflow_math as math  # the tf.math namespace
 
 from .. import _api
 from .._arguments import scatter_arguments
-from .._arrays import dtype_name
+from .._arrays import dtype_kind, dtype_name
 from .._plan import plan_gather_nd
 from .._types import Reduction
 from ._common import renamed, ways_out, zeros_of
@@ -185,6 +187,14 @@ _SHAPE = {
     "params.ndim": "len(shape)",
     "params": "updates",
 }
+#: ``tf.scatter_nd`` of strings joins those of duplicate index vectors; here it is refused.
+_STRINGS = {
+    'reduce="add" needs params of a numeric or bool dtype': (
+        "scatter_nd adds the updates of duplicate index vectors, so it needs updates of a "
+        "numeric or bool dtype (tf.scatter_nd joins strings there; "
+        "portagather.compat.tensorflow.scatter_nd does not)"
+    ),
+}
 
 
 def _tensor_scatter(
@@ -210,7 +220,8 @@ def scatter_nd(
 ) -> Any:
     """``tf.scatter_nd``: zeros of `shape` with `updates` added at the index vectors.
 
-    Duplicate index vectors sum their updates, as in TensorFlow.
+    Duplicate index vectors sum their updates, as in TensorFlow (bools: OR). String updates
+    are refused (TensorFlow joins those of duplicate index vectors).
 
     Parameters
     ----------
@@ -236,7 +247,7 @@ def scatter_nd(
     array([0. , 3.5, 0. ])
     """
     policy = _policy(bad_indices_policy)
-    with renamed(_SHAPE, _ways("scatter_nd", "scatter_nd", policy=True)):
+    with renamed(_SHAPE | _STRINGS, _ways("scatter_nd", "scatter_nd", policy=True)):
         zeros, updates = zeros_of(shape, updates, indices)
         return _api.scatter_nd(zeros, indices, updates, reduce="add", bad_indices=policy)
 
@@ -307,7 +318,7 @@ def _sub(tensor: Any, indices: Any, updates: Any, bad_indices_policy: str, front
             "add", policy, "exact",
         )  # fmt: skip
         xp, tensor, _, updates = checked[:4]
-        if not xp.isdtype(tensor.dtype, "numeric"):
+        if dtype_kind(xp, tensor.dtype) in (None, "bool"):
             msg = f"{front} needs tensor of a numeric dtype; got {dtype_name(tensor.dtype)}"
             raise TypeError(msg)
     return _tensor_scatter(front, tensor, indices, -updates, "add", policy)

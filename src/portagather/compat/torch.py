@@ -37,7 +37,9 @@ What differs from PyTorch:
   boolean masks (pass ``mask.nonzero()``); with duplicates and no `accumulate` the last
   value in row-major order wins (PyTorch: unspecified).
 - ``segment_reduce`` checks offsets (non-decreasing, in ``[0, data.shape[axis]]``) unless
-  `unsafe`; PyTorch checks only that they do not fall. It refuses `lengths` and `offsets`
+  `unsafe`; PyTorch checks only that they do not fall. `lengths` are checked as PyTorch
+  does (none negative, each row adding up to the data's length; a :class:`ValueError`),
+  on Dask when the result is computed. It refuses `lengths` and `offsets`
   together (PyTorch uses `lengths`) and reduces integer data too (PyTorch has no CPU
   kernel for it; an empty integer mean is 0, not NaN).
 """
@@ -45,6 +47,7 @@ What differs from PyTorch:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from typing import Any
 
 import array_api_compat as aac
@@ -52,9 +55,12 @@ import numpy as np
 
 from .. import _api
 from .._arguments import arrays, as_arrays, gather_arguments, int_argument, scatter_arguments
-from .._arrays import check_index_dtype, dtype_name
-from .._plan import plan_gather_d
+from .._arrays import check_index_dtype, dtype_kind, dtype_name
+from .._errors import BadIndex
+from .._plan import plan_gather, plan_gather_d, plan_take_along_axis
 from .._python_values import check_python_values
+from .._scatter import check_reduce_dtype
+from .._segment import check_dtype
 from .._segment_csr import segment_csr as pg_segment_csr
 from .._types import Reduction
 from .._updates import updates_array
@@ -175,16 +181,20 @@ def _renamed(name: str, src_name: str = "src") -> Any:
 
 
 def _checked_scatter(
-    input: Any, dim: Any, index: Any, src: Any, reduce: Reduction, fit: str
-) -> tuple[Any, Any, Any, Any]:
+    input: Any, dim: Any, index: Any, src: Any, reduce: Reduction, fit: str,
+    mean: bool = False,
+) -> tuple[Any, Any, Any, Any]:  # fmt: skip
     """``(xp, input, index, src)``: the core's checks of a ``scatter_d`` (`src` of
-    index.shape and input's dtype, a Python scalar broadcast where `fit` says so), then
-    PyTorch's range of the index values."""
+    index.shape and input's dtype, a Python scalar broadcast where `fit` says so; with
+    `mean`, a numeric input), then PyTorch's range of the index values."""
     checked = scatter_arguments(
         input, index, src, ("x", "index", "src"), plan_gather_d,
         (int_argument(dim, "dim"),), reduce, "error", fit,
     )  # fmt: skip
     xp, input, index, src = checked[:4]
+    if mean and dtype_kind(xp, input.dtype) == "bool":
+        msg = f'reduce="mean" needs input of a numeric dtype; got {dtype_name(input.dtype)}'
+        raise TypeError(msg)
     return xp, input, _in_range(xp, input, dim, index), src
 
 
@@ -301,10 +311,9 @@ def scatter_reduce(
         raise ValueError(msg)
     core = _REDUCE[reduce]
     with _renamed("scatter_reduce"):
-        xp, input, index, src = _checked_scatter(input, dim, index, src, core, "block")
-        if reduce == "mean" and xp.isdtype(input.dtype, "bool"):
-            msg = f'reduce="mean" needs input of a numeric dtype; got {dtype_name(input.dtype)}'
-            raise TypeError(msg)
+        xp, input, index, src = _checked_scatter(
+            input, dim, index, src, core, "block", mean=reduce == "mean"
+        )
         base = input
         if not include_self:
             base = _api.scatter_d(input, dim, index, _identity(xp, input, index, reduce))
@@ -320,7 +329,7 @@ def scatter_reduce(
         )  # fmt: skip
     touched = count != 0
     divisor = xp.where(touched, count, xp.ones_like(count))
-    if xp.isdtype(input.dtype, "integral"):
+    if dtype_kind(xp, input.dtype) in ("signed integer", "unsigned integer"):
         mean = xp.floor_divide(total, divisor)
     else:
         mean = total / divisor
@@ -337,11 +346,9 @@ def _identity(xp: Any, input: Any, index: Any, reduce: str) -> Any:
         return xp.zeros(shape, dtype=dtype, device=device)
     if reduce == "prod":
         return xp.ones(shape, dtype=dtype, device=device)
-    try:
-        floating = bool(xp.isdtype(dtype, "real floating"))
-        integral = bool(xp.isdtype(dtype, "integral"))
-    except (TypeError, ValueError):
-        floating = integral = False
+    kind = dtype_kind(xp, dtype)
+    floating = kind == "real floating"
+    integral = kind in ("signed integer", "unsigned integer")
     if floating:
         value: Any = -math.inf if reduce == "amax" else math.inf
     elif integral:
@@ -369,11 +376,13 @@ def _signed(xp: Any, index: Any) -> bool:
 # Indexing along one dimension with a 1-d index, and the segment reduction.
 
 
-def _line_index(input: Any, dim: Any, index: Any) -> tuple[Any, Any, int]:
-    """``(input, index, dim)``: the index as a 1-d array in PyTorch's ``[0, n)`` rule (see
-    :func:`_in_range`) and `dim` as a non-negative int."""
+def _line_index(input: Any, dim: Any, index: Any) -> tuple[Any, Any, Any, int]:
+    """``(xp, input, index, dim)``: the index as a 1-d array and `dim` as a non-negative
+    int, the index values not yet checked (:func:`_in_range`, after the front end's other
+    checks: the order of docs/contract.md, "Errors")."""
     with renamed(_NAMES):
         xp, input, index = as_arrays(input, index, "input", "index")
+    check_index_dtype(xp, index, "index")
     dim = as_int(dim)
     if not isinstance(dim, int) or isinstance(dim, bool) or not -input.ndim <= dim < input.ndim:
         msg = f"dim must be an int in [-input.ndim, input.ndim) = [{-input.ndim}, {input.ndim}); "
@@ -381,8 +390,43 @@ def _line_index(input: Any, dim: Any, index: Any) -> tuple[Any, Any, int]:
     if index.ndim > 1:
         msg = f"index must be a vector (1-d, or 0-d); got shape {tuple(index.shape)}"
         raise ValueError(msg)
-    index = _in_range(xp, input, dim, xp.reshape(index, (-1,)))
-    return input, index, dim % input.ndim
+    return xp, input, xp.reshape(index, (-1,)), dim % input.ndim
+
+
+def _named_plan(planner: Any, name: str) -> Any:
+    """`planner` whose bad index is described as `index` of `input` (PyTorch's names), for
+    the index errors raised later (a Dask graph), which no rename reaches."""
+
+    def plan(*arguments: Any) -> Any:
+        made = planner(*arguments)
+        return replace(made, report=replace(made.report, index_name="index", data_name="input"))
+
+    plan.__name__ = name  # plans are cached by the planner's name
+    return plan
+
+
+_PLAN_INDEX_SELECT = _named_plan(plan_gather, "plan_index_select")
+_PLAN_INDEX_ADD = _named_plan(plan_take_along_axis, "plan_index_add")
+
+
+def _source(xp: Any, input: Any, index: Any, dim: int, source: Any, exact: bool) -> Any:
+    """`source` as an array of input's namespace and dtype, of input's shape with
+    ``len(index)`` along `dim` (`exact`; else broadcasting to it)."""
+    with renamed({"updates": "source", "params": "input"}):
+        source = updates_array(xp, source, input, "source", "input")
+    want = tuple(index.shape[0] if d == dim else s for d, s in enumerate(input.shape))
+    shape = tuple(source.shape)
+    try:
+        fits = shape == want or (not exact and np.broadcast_shapes(shape, want) == want)
+    except ValueError:
+        fits = False
+    if not fits:
+        msg = (
+            f"source.shape must be input.shape with len(index) = {index.shape[0]} along dim "
+            f"{dim}, {want}; got {shape}"
+        )
+        raise ValueError(msg)
+    return source
 
 
 def _along(index: Any, ndim: int, dim: int) -> Any:
@@ -405,9 +449,9 @@ def index_select(input: Any, dim: int, index: Any) -> Any:
     array([[3, 1],
            [6, 4]])
     """
-    input, index, dim = _line_index(input, dim, index)
-    with renamed({"params": "input"}):
-        return _api.gather(input, index, axis=dim)
+    xp, input, index, dim = _line_index(input, dim, index)
+    index = _in_range(xp, input, dim, index)
+    return _api._execute(input, index, ("input", "index"), _PLAN_INDEX_SELECT, (dim, 0), "error", 0)
 
 
 def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:
@@ -426,17 +470,18 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) 
            [0., 0.],
            [2., 2.]])
     """
-    input, index, dim = _line_index(input, dim, index)
-    xp = aac.array_namespace(input)
+    xp, input, index, dim = _line_index(input, dim, index)
+    source = _source(xp, input, index, dim, source, exact=False)
+    with renamed({"x": "input", "values": "source"}):
+        check_reduce_dtype(xp, "add", input.dtype, "input")
     if not (isinstance(alpha, int | float | complex) and alpha == 1):
         check_python_values(alpha, input.dtype, "alpha", "input")
-        with renamed({"updates": "source", "params": "input"}):
-            source = updates_array(xp, source, input, "source", "input")
         source = source * xp.asarray(alpha, dtype=input.dtype, device=aac.device(input))
-    with renamed({"x": "input", "indices": "index", "values": "source"}):
-        return _api.put_along_axis(
-            input, _along(index, input.ndim, dim), source, axis=dim, reduce="add"
-        )
+    index = _in_range(xp, input, dim, index)  # the values last
+    return _api._execute_scatter(
+        input, _along(index, input.ndim, dim), source, ("input", "index", "source"),
+        _PLAN_INDEX_ADD, (dim,), "add", "error", "broadcast", (False, False),
+    )  # fmt: skip
 
 
 _INDEX_REDUCE = ("prod", "mean", "amax", "amin")
@@ -464,10 +509,9 @@ def index_reduce(
     if not isinstance(reduce, str) or reduce not in _INDEX_REDUCE:
         msg = f"reduce must be one of {', '.join(map(repr, _INDEX_REDUCE))}; got {reduce!r}"
         raise ValueError(msg)
-    input, index, dim = _line_index(input, dim, index)
-    xp = aac.array_namespace(input)
-    with renamed({"updates": "source", "params": "input"}):
-        source = updates_array(xp, source, input, "source", "input")
+    xp, input, index, dim = _line_index(input, dim, index)
+    source = _source(xp, input, index, dim, source, exact=True)
+    # scatter_reduce checks the dtypes, then the values of the spread index.
     spread = xp.broadcast_to(_along(index, input.ndim, dim), tuple(source.shape))
     return scatter_reduce(input, dim, spread, source, reduce, include_self=include_self)
 
@@ -586,18 +630,29 @@ def segment_reduce(
             f"axis must be the last axis of {name} ({name}.ndim - 1 = {given.ndim - 1}); got {axis}"
         )
         raise ValueError(msg)
+    check_dtype(xp, reduce, data.dtype, f'segment_csr(reduce="{reduce}")')  # before values
+    pending = None
     if offsets is None:
         if not unsafe:
-            _check_lengths(xp, given, data.shape[axis % data.ndim])
+            pending = _check_lengths(xp, given, data.shape[axis % data.ndim])
         wide = engine_for(xp).wide_index_dtype(given)
         offsets = xp.cumulative_sum(
             xp.astype(given, wide), axis=-1, include_initial=True, dtype=wide
         )
     else:
         offsets = given
-    policy = "unchecked" if unsafe else "error"
+    # Offsets made from lengths checked in the graph are checked with them.
+    policy = "unchecked" if unsafe or pending is not None else "error"
+    result = _reduced(xp, data, offsets, reduce, policy, initial)
+    if pending is not None:  # bad lengths raise when the (Dask) result is computed
+        result = engine_for(xp).enforce_lazily(*pending, result)
+    return result
+
+
+def _reduced(xp: Any, data: Any, offsets: Any, reduce: str, policy: str, initial: Any) -> Any:
+    """:func:`segment_reduce` of `data` split by checked `offsets`."""
     count = offsets[..., 1:] - offsets[..., :-1]
-    floating = xp.isdtype(data.dtype, ("real floating", "complex floating"))
+    floating = dtype_kind(xp, data.dtype) in ("real floating", "complex floating")
     if reduce == "mean" and (initial is not None or floating):
         total = pg_segment_csr(data, offsets, reduce="sum", bad_indices=policy)
         count = per_segment(count, total)
@@ -622,21 +677,48 @@ def segment_reduce(
     return xp.maximum(result, start) if reduce == "max" else xp.minimum(result, start)
 
 
-def _check_lengths(xp: Any, lengths: Any, n: int) -> None:
-    """PyTorch's checks of `lengths`, where the values can be read now: none negative, each
-    row adding up to `n`."""
+@dataclass(frozen=True)
+class _Lengths(BadIndex):
+    """A bad entry of `lengths` found in a Dask graph, raised as the eager check's
+    ValueError: a negative length (its value), or a row's last entry (its row's total)."""
+
+    def raise_at(self, position: tuple[int, ...], value: object) -> None:  # noqa: ARG002
+        if isinstance(value, int) and value < 0:
+            msg = "lengths contains negative value!"
+            raise ValueError(msg)
+        raise ValueError(_total_text(self.data_shape[0], value))
+
+
+def _total_text(n: int, total: object) -> str:
+    return (
+        f"lengths must add up to data.shape[axis] = {n} along their last axis (unless "
+        f"unsafe=True); got a total of {total}"
+    )
+
+
+def _check_lengths(xp: Any, lengths: Any, n: int) -> tuple[Any, Any, BadIndex] | None:
+    """PyTorch's checks of `lengths`: none negative, each row adding up to `n`. Where the
+    values can be read now, a ValueError; in a Dask graph ``(bad, values, report)`` for
+    ``enforce_lazily``, which raises the same ValueError when the result is computed;
+    under a JAX trace none."""
     engine = engine_for(xp)
-    if engine.index_access(lengths) != "now" or not math.prod(lengths.shape):
-        return
+    access = engine.index_access(lengths)
+    if access not in ("now", "graph") or not math.prod(lengths.shape):
+        return None
+    wide = engine.wide_index_dtype(lengths)
+    if access == "graph":
+        values = xp.astype(lengths, wide)
+        totals = xp.sum(values, axis=-1, keepdims=True, dtype=wide)
+        last = xp.arange(lengths.shape[-1], dtype=wide) == lengths.shape[-1] - 1
+        wrong = last & (totals != n)
+        bad = (values < 0) | wrong
+        shown = xp.where(values < 0, values, xp.where(wrong, totals, xp.zeros_like(values)))
+        return bad, shown, _Lengths("lengths", False, "data", (n,), 0)
     if engine.value_range(lengths)[0] < 0:
         msg = "lengths contains negative value!"
         raise ValueError(msg)
-    wide = engine.wide_index_dtype(lengths)
     totals = xp.sum(xp.astype(lengths, wide), axis=-1, dtype=wide)
     low, high = engine.value_range(totals)
     if low != n or high != n:
-        msg = (
-            f"lengths must add up to data.shape[axis] = {n} along their last axis (unless "
-            f"unsafe=True); got a total of {low if low != n else high}"
-        )
-        raise ValueError(msg)
+        raise ValueError(_total_text(n, low if low != n else high))
+    return None

@@ -153,6 +153,42 @@ def check_result(backend: Backend, out: Any, expected: npt.NDArray[Any], data: A
     )
 
 
+#: The backends whose arrays hold bfloat16: NumPy and Dask (ml_dtypes'), JAX, PyTorch.
+BFLOAT16_BACKENDS = ("numpy", "dask", "jax", "torch")
+
+
+def bfloat16_array(backend: Backend, values: npt.NDArray[Any], chunks: Any = None) -> Any:
+    """`values` (exact in bfloat16) as a bfloat16 array of `backend`: ml_dtypes' NumPy
+    bfloat16 on NumPy and Dask, the library's own on JAX and PyTorch."""
+    if backend.name == "torch":
+        import torch
+
+        return torch.asarray(values.astype(np.float32)).to(torch.bfloat16)
+    if backend.name == "jax":
+        import jax.numpy as jnp
+
+        return jnp.asarray(values.astype(np.float32), dtype=jnp.bfloat16)
+    import ml_dtypes
+
+    return _asarray(backend, values.astype(ml_dtypes.bfloat16), chunks)
+
+
+def bfloat16_values(backend: Backend, out: Any) -> npt.NDArray[np.float32]:
+    """A bfloat16 result of `backend` as float32 NumPy values (exact)."""
+    if backend.name == "torch":
+        import torch
+
+        return np.asarray(out.detach().to(torch.float32).cpu().numpy())
+    return np.asarray(backend.to_numpy(out)).astype(np.float32)
+
+
+def bfloat16_reference(expected: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
+    """A float32 reference rounded to bfloat16 (to nearest, even), as float32 values."""
+    import ml_dtypes
+
+    return np.asarray(expected, dtype=np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
 def raises_lazily(
     backend: Backend,
     error: type[_E],
@@ -439,33 +475,43 @@ class OddCall:
 
         return tuple(made(a) for a in self.args), {k: made(v) for k, v in self.kwargs.items()}
 
+    def function(self) -> Callable[..., Any]:
+        """The function called: ``pg.<op>``, or for ``compat.<module>.<path>`` that function
+        of ``portagather.compat.<module>``."""
+        if not self.op.startswith("compat."):
+            return getattr(pg, self.op)  # type: ignore[no-any-return]
+        import importlib
+
+        _, module, *path = self.op.split(".")
+        found: Any = importlib.import_module(f"portagather.compat.{module}")
+        for name in path:
+            found = getattr(found, name)
+        return found  # type: ignore[no-any-return]
+
     def run(self, backend: Backend) -> Any:
         """The result on `backend` (computed, where lazy), as NumPy; raises what the call
         raises."""
         args, kwargs = self.materialize(backend)
-        out = getattr(pg, self.op)(*args, **kwargs)
+        out = self.function()(*args, **kwargs)
         self.check_namespace(backend, out)
         return out if isinstance(out, np.ndarray) else backend.to_numpy(out)
 
     def check_namespace(self, backend: Backend, out: Any) -> None:
-        """A result of the backend's namespace where the data or the index is its array;
-        NumPy's where neither is an array."""
-        data, index = self.data_and_index()
+        """A result of the backend's namespace where an argument is its array (the data, the
+        index, an index of a tuple, a keyword's); NumPy's where none is an array."""
         got = aac.array_namespace(out)
-        if isinstance(self.args[data], Arr) or isinstance(self.args[index], Arr):
+        given = [*self.args, *self.kwargs.values()]
+        given += [i for a in self.args if isinstance(a, tuple | list) for i in a]
+        if any(isinstance(a, Arr) for a in given):
             assert got is backend.xp, f"namespace {type(out)} is not {backend.name}'s"
         else:
             assert aac.is_numpy_namespace(got), f"{type(out)} is not a NumPy array"
-
-    def data_and_index(self) -> tuple[int, int]:
-        """The positions of the data and the index among the positional arguments."""
-        return (0, 2) if self.op in ("gather_d", "scatter_d") else (0, 1)
 
     def names(self) -> tuple[str, ...]:
         """Every argument name of the function."""
         import inspect
 
-        return tuple(inspect.signature(getattr(pg, self.op)).parameters)
+        return tuple(inspect.signature(self.function()).parameters)
 
     def reproducer(self, backend_name: str) -> str:
         text = ", ".join([*map(repr, self.args)] + [f"{k}={v!r}" for k, v in self.kwargs.items()])
@@ -479,6 +525,19 @@ class OddCall:
                 f"pg.{self.op}({text})",
             ]
         )
+
+    def sorted_promise_broken(self) -> bool:
+        """Whether the call promises sorted ids (``indices_are_sorted=True``) that are not:
+        its values are unspecified then (docs/contract.md, R1)."""
+        promise = self.kwargs.get("indices_are_sorted")
+        if not (isinstance(promise, bool | np.bool_) and promise) or len(self.args) < 2:
+            return False
+        ids = self.args[1].values if isinstance(self.args[1], Arr) else self.args[1]
+        try:
+            flat = np.asarray(ids, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError, OverflowError):
+            return False
+        return bool(np.any(flat[1:] < flat[:-1]))
 
 
 #: The keywords of a scatter that are promises about its index, not part of what it computes

@@ -291,6 +291,8 @@ def _identity(reduce: str, dtype: np.dtype[Any]) -> Any:
         return 0
     if reduce == "prod":
         return 1
+    if dtype.kind == "b":  # max is any, min is all: False and True when empty (jax.ops)
+        return reduce == "min"
     if dtype.kind == "f":
         return -np.inf if reduce == "max" else np.inf
     info = np.iinfo(dtype)

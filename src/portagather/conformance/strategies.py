@@ -591,3 +591,248 @@ def csr_calls(draw: st.DrawFn, reduce: str, bad: bool = False) -> Call:
     call = Call("segment_csr", data, offsets, {"reduce": reduce})
     call.chunks = (draw(chunkings(shape)), draw(chunkings(line)))
     return call
+
+
+# Odd calls of the segment reductions and of the compat front ends' segment and index
+# operations (test_arguments.py): a drawn valid call of one function of a group, then its
+# arguments in other forms and up to two faults, as for the gathers. An op named
+# ``compat.<module>.<path>`` is that function of ``portagather.compat``.
+
+_TF_REDUCES = ("sum", "mean", "max", "min", "prod")
+#: Each group of the odd-argument test and the functions it draws from.
+SEGMENT_GROUPS: dict[str, tuple[str, ...]] = {
+    **{f"segment_{r}": (f"segment_{r}",) for r in _TF_REDUCES},
+    "segment_csr": ("segment_csr",),
+    "tf.math.unsorted_segment": tuple(
+        f"compat.tensorflow.math.unsorted_segment_{r}" for r in (*_TF_REDUCES, "sqrt_n")
+    ),
+    "tf.math.segment": tuple(f"compat.tensorflow.math.segment_{r}" for r in _TF_REDUCES),
+    "mindspore.unsorted_segment": tuple(
+        f"compat.mindspore.unsorted_segment_{r}" for r in ("sum", "max", "min", "prod")
+    ),
+    "torch.index": tuple(f"compat.torch.index_{n}" for n in ("select", "add", "reduce", "put")),
+    "torch.segment_reduce": ("compat.torch.segment_reduce",),
+}
+
+#: (data shape, ids shape): a few, so that JAX compiles each once.
+_SEGMENT_BASES = [((4,), (4,)), ((4, 2), (4,)), ((2, 3), (2, 3)), ((2, 3, 2), (2, 3)),
+                  ((0, 2), (0,))]  # fmt: skip
+#: num_segments no array holds, and odd kinds of it.
+_ODD_COUNTS = (-1, 2.0, "3", None, True, object(), 10**20, 8327099846119777499, 2**63 + 5)
+
+
+def _small_data(draw: st.DrawFn, shape: tuple[int, ...], product: bool) -> npt.NDArray[Any]:
+    """Small integers (exact sums and products in every dtype and order), in a drawn dtype."""
+    if product:
+        values = _values(draw, shape, -2, 2)
+    else:
+        values = (np.arange(int(np.prod(shape))) * 3 % 11 - 4).reshape(shape)
+    return _data_dtype(draw, values)
+
+
+def _ids(draw: st.DrawFn, shape: tuple[int, ...], n: int, sort: bool) -> npt.NDArray[Any]:
+    bad = draw(st.booleans())
+    values = _values(draw, shape, -2 if bad else 0, n + 1 if bad else max(n - 1, 0))
+    if sort:
+        values = np.sort(values.reshape(-1)).reshape(shape)
+    return _index_dtype(draw, values)
+
+
+def _index_forms(draw: st.DrawFn, indices: npt.NDArray[Any], negative: bool = False) -> Any:
+    """The index as an array, a (nested) list, a list with an int no (32-bit) dtype holds
+    (a negative one where `negative`: ids whose largest value sizes the result)."""
+    form = draw(st.sampled_from(["array", "array", "list", "huge"]))
+    if form == "list":
+        return indices.tolist()
+    if form == "huge":
+        values = indices.astype(object)
+        if values.size:
+            flat = values.reshape(-1)
+            huge = [v for v in HUGE_INTS if v < 0] if negative else list(HUGE_INTS)
+            flat[draw(st.integers(0, flat.size - 1))] = draw(st.sampled_from(huge))
+        return values.tolist()
+    return Arr(indices)
+
+
+@st.composite
+def odd_segment_calls(draw: st.DrawFn, group: str) -> OddCall:
+    """A call of a function of `group` (:data:`SEGMENT_GROUPS`) with odd arguments."""
+    op = draw(st.sampled_from(SEGMENT_GROUPS[group]))
+    if group == "segment_csr":
+        return _odd_csr(draw)
+    if group.startswith("torch.index"):
+        return _odd_torch_index(draw, op)
+    if group == "torch.segment_reduce":
+        return _odd_torch_segment_reduce(draw)
+    shape, id_shape = draw(st.sampled_from(_SEGMENT_BASES))
+    n = draw(st.sampled_from([3, 3, 1, 0, 5]))
+    sort = group == "tf.math.segment" or draw(st.booleans())
+    data = _small_data(draw, shape, op.endswith("prod"))
+    ids = _index_forms(draw, _ids(draw, id_shape, n, sort), group == "tf.math.segment")
+    spec: dict[str, Any] = {"data": Arr(data), "index": ids}
+    kwargs: dict[str, Any] = {}
+    count: Any = draw(st.sampled_from([n, n, np.int64(n)]))
+    if group.startswith("segment_"):
+        kwargs = {"num_segments": count, "bad_indices": draw(st.sampled_from(ODD_POLICIES))}
+        if draw(st.booleans()):
+            kwargs["indices_are_sorted"] = draw(st.sampled_from([True, False, np.True_]))
+    # A float list is float64 on NumPy; an int list the namespace's default integer, whose
+    # extremes an empty segment of the max and the min holds.
+    ordered = op.endswith(("max", "min"))
+    if draw(st.booleans()) and data.dtype != np.float32 and (data.dtype == bool or not ordered):
+        spec["data"] = data.tolist()
+    spec["kwargs"] = kwargs
+    faults = [_data_kind, _index_kind, _index_dtype_fault, _index_shape, _foreign]
+    if group.startswith("segment_"):
+        faults += [_policy, _num_segments_fault, _promise_fault]
+    elif group != "tf.math.segment":
+        faults.append(_num_segments_fault)
+    spec["count"] = count
+    for _ in range(draw(st.sampled_from([2, 1, 2, 1, 0, 2]))):
+        draw(st.sampled_from(faults))(draw, spec, op)
+    args: tuple[Any, ...] = (spec["data"], spec["index"])
+    kwargs = dict(spec["kwargs"])
+    if group.startswith("segment_"):
+        kwargs["num_segments"] = spec["count"]
+    elif group != "tf.math.segment":
+        args = (*args, spec["count"])
+    return OddCall(op, args, kwargs)
+
+
+def _num_segments_fault(draw: st.DrawFn, spec: dict[str, Any], _op: str) -> None:
+    spec["count"] = draw(st.sampled_from(_ODD_COUNTS))
+
+
+def _promise_fault(draw: st.DrawFn, spec: dict[str, Any], _op: str) -> None:
+    spec["kwargs"]["indices_are_sorted"] = draw(st.sampled_from([1, "yes", None, 0.0]))
+
+
+#: (data shape, offsets shape) of segment_csr and torch.segment_reduce's offsets.
+_CSR_BASES = [((5,), (4,)), ((5, 2), (3,)), ((2, 4), (2, 3)), ((0,), (2,))]
+
+
+def _offsets(draw: st.DrawFn, shape: tuple[int, ...], line: tuple[int, ...]) -> Any:
+    n = shape[len(line) - 1]
+    offsets = np.sort(_values(draw, line, 0, n), axis=-1)
+    if draw(st.booleans()):  # a bad one: outside [0, n] or falling
+        position = tuple(draw(st.integers(0, s - 1)) for s in line)
+        offsets[position] = draw(st.sampled_from([-1, n + 1, 0]))
+    return _index_dtype(draw, offsets)
+
+
+def _odd_csr(draw: st.DrawFn) -> OddCall:
+    shape, line = draw(st.sampled_from(_CSR_BASES))
+    reduce = draw(st.sampled_from(_TF_REDUCES))
+    spec: dict[str, Any] = {
+        "data": Arr(_small_data(draw, shape, reduce == "prod")),
+        "index": _index_forms(draw, _offsets(draw, shape, line)),
+        "kwargs": {"reduce": reduce,
+                   "bad_indices": draw(st.sampled_from(["error", "unchecked", "ERROR"]))},
+    }  # fmt: skip
+    faults = [_data_kind, _index_kind, _index_dtype_fault, _index_shape, _foreign, _csr_option]
+    for _ in range(draw(st.sampled_from([2, 1, 2, 1, 0, 2]))):
+        draw(st.sampled_from(faults))(draw, spec, "segment_csr")
+    return OddCall("segment_csr", (spec["data"], spec["index"]), spec["kwargs"])
+
+
+def _csr_option(draw: st.DrawFn, spec: dict[str, Any], _op: str) -> None:
+    key = draw(st.sampled_from(["reduce", "bad_indices"]))
+    odd = {"reduce": ["add", None, 1, "SUM"], "bad_indices": ["ignore", "clip", None, 3, ""]}
+    spec["kwargs"][key] = draw(st.sampled_from(odd[key]))
+
+
+#: (input shape, dim) of the torch index operations.
+_TORCH_BASES = [((3, 2), 0), ((3, 2), 1), ((2, 3, 2), -2), ((3,), 0)]
+
+
+def _odd_torch_index(draw: st.DrawFn, op: str) -> OddCall:
+    shape, dim = draw(st.sampled_from(_TORCH_BASES))
+    name = op.rsplit(".", 1)[1]
+    n = shape[dim]
+    bad = draw(st.booleans())
+    length = draw(st.integers(0, 4))
+    low, high = (-n - 1, n + 1) if bad else (-n if name == "index_put" else 0, n - 1)
+    index = _index_dtype(draw, _values(draw, (length,), low, high))
+    reduce = draw(st.sampled_from(["prod", "mean", "amax", "amin"]))
+    data = _small_data(draw, shape, name == "index_reduce" and reduce == "prod")
+    spec: dict[str, Any] = {"data": Arr(data), "index": _index_forms(draw, index), "kwargs": {}}
+    faults = [_data_kind, _index_kind, _index_dtype_fault, _index_shape, _foreign, _torch_dim]
+    if name == "index_put":
+        source_shape: tuple[int, ...] = (length, *shape[1:])
+    else:
+        source_shape = tuple(length if d == dim % len(shape) else s for d, s in enumerate(shape))
+    source = (np.arange(int(np.prod(source_shape))) % 3 - 1).reshape(source_shape)
+    if name != "index_select":
+        spec["updates"] = Arr(source.astype(data.dtype))
+        if draw(st.booleans()):
+            spec["updates"] = spec["updates"].values.tolist()
+        faults += [_updates_kind, _updates_misfit]
+    if name == "index_add" and draw(st.booleans()):
+        spec["kwargs"]["alpha"] = draw(st.sampled_from([2, -1, 0.5, True, "a", None]))
+    if name == "index_reduce":
+        spec["kwargs"]["include_self"] = draw(st.booleans())
+        spec["reduce"] = draw(st.sampled_from([reduce, reduce, "sum", None]))
+    if name == "index_put":
+        spec["kwargs"]["accumulate"] = draw(st.booleans())
+    spec["dim"] = dim
+    for _ in range(draw(st.sampled_from([2, 1, 2, 1, 0, 2]))):
+        draw(st.sampled_from(faults))(draw, spec, op)
+    if "updates" in spec and not isinstance(spec["data"], Arr | Foreign):
+        if not isinstance(spec["index"], Arr | Foreign) and isinstance(spec["updates"], Arr):
+            spec["updates"] = spec["updates"].values.tolist()
+    if name == "index_put":
+        tuple_ = draw(st.booleans())
+        indices = (spec["index"],) if tuple_ else [spec["index"]]
+        return OddCall(op, (spec["data"], indices, spec["updates"]), spec["kwargs"])
+    args: tuple[Any, ...] = (spec["data"], spec["dim"], spec["index"])
+    if name != "index_select":
+        args = (*args, spec["updates"])
+    if name == "index_reduce":
+        args = (*args, spec["reduce"])
+    return OddCall(op, args, spec["kwargs"])
+
+
+def _torch_dim(draw: st.DrawFn, spec: dict[str, Any], _op: str) -> None:
+    spec["dim"] = draw(st.sampled_from(["1", 1.0, True, 5, -5, None, np.int64(0)]))
+
+
+def _odd_torch_segment_reduce(draw: st.DrawFn) -> OddCall:
+    op = "compat.torch.segment_reduce"
+    shape, line = draw(st.sampled_from(_CSR_BASES))
+    axis = len(line) - 1
+    reduce = draw(st.sampled_from(_TF_REDUCES))
+    data = _small_data(draw, shape, reduce == "prod")
+    kwargs: dict[str, Any] = {}
+    if draw(st.booleans()):
+        offsets = _offsets(draw, shape, line)
+        kwargs["offsets"] = _index_forms(draw, offsets)
+    else:
+        n = shape[axis]
+        cuts = np.sort(_values(draw, (*line[:-1], line[-1] - 2), 0, n), axis=-1)
+        zeros = np.zeros((*line[:-1], 1), np.int64)
+        edges = np.concatenate([zeros, cuts, zeros + n], axis=-1)
+        lengths = np.diff(edges, axis=-1)
+        if draw(st.booleans()):
+            lengths.reshape(-1)[0] += draw(st.sampled_from([1, -1, -5]))  # a bad one
+        kwargs["lengths"] = _index_forms(draw, _index_dtype(draw, lengths))
+    if draw(st.booleans()):
+        kwargs["axis"] = draw(st.sampled_from([axis, axis - len(shape), 5, "0", 1.0]))
+    if draw(st.booleans()):
+        kwargs["unsafe"] = draw(st.booleans())
+    if draw(st.booleans()):
+        kwargs["initial"] = draw(st.sampled_from([0, 1, -2]))
+    spec: dict[str, Any] = {"data": Arr(data), "reduce": reduce, "kwargs": kwargs}
+    for _ in range(draw(st.sampled_from([1, 1, 0, 2]))):
+        fault = draw(st.sampled_from(["data", "reduce", "both", "neither", "indices"]))
+        if fault == "data":
+            _data_kind(draw, spec, op)
+        elif fault == "reduce":
+            spec["reduce"] = draw(st.sampled_from(["add", None, "amax", 1]))
+        elif fault == "both":
+            kwargs["offsets"] = kwargs["lengths"] = Arr(np.array([0, 5], np.int32))
+        elif fault == "neither":
+            kwargs.pop("offsets", None)
+            kwargs.pop("lengths", None)
+        else:
+            kwargs["indices"] = Arr(np.zeros(5, np.int32))
+    return OddCall(op, (spec["data"], spec["reduce"]), kwargs)

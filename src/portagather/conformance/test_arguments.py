@@ -5,7 +5,9 @@ type as on NumPy.
 Each drawn call (strategies.odd_calls: lists, NumPy scalars, ints no dtype holds, ``None``,
 dicts, strings, ragged lists, arrays of another namespace, wrong dtypes and shapes, odd
 options, every policy, up to two faults at once) runs on NumPy and on the backend under test;
-the two outcomes must agree.
+the two outcomes must agree. The same for the segment reductions and the compat front ends'
+segment and index operations (strategies.odd_segment_calls: odd data, ids, offsets,
+``num_segments``, promises and policies), by group (strategies.SEGMENT_GROUPS).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from .runs import each_drawn, named_rows
 
 #: Drawn calls per public function and backend: 7 x 300 = 2100 per backend.
 ODD_EXAMPLES = 300
+#: Drawn calls per group of segment and compat functions: 11 x 200 = 2200 per backend.
+ODD_SEGMENT_EXAMPLES = 200
 
 #: portagather's own code, where every refusal must be raised (not this suite's).
 _PACKAGE = Path(pg.__file__).resolve().parent
@@ -82,8 +86,15 @@ def check_refusal(call: OddCall, error: BaseException, backend: str) -> None:
     assert names_an_argument(call, str(error)), f"{backend}: names no argument: {error}"
 
 
+#: What a lazy backend (Dask) says where ``num_segments=None`` would read the ids when called
+#: (docs/contract.md, R1), as ``tf.math.segment_*`` does: documented, not a disagreement.
+_UNREAD_COUNT = "num_segments=None reads max(segment_ids) + 1, which cannot be read"
+
+
 def check_agreement(call: OddCall, got: Outcome, want: Outcome, backend: Backend) -> None:
     """The backend's outcome against NumPy's: the same exception type, or equal values."""
+    if backend.lazy and type(got.error) is ValueError and _UNREAD_COUNT in str(got.error):
+        return
     if want.error is not None:
         assert got.error is not None, f"NumPy {want}, {backend.name} {got}"
         assert type(got.error) is type(want.error), f"NumPy {want}, {backend.name} {got}"
@@ -91,15 +102,24 @@ def check_agreement(call: OddCall, got: Outcome, want: Outcome, backend: Backend
     assert got.error is None, f"NumPy {want}, {backend.name} {got}"
     assert got.values is not None and want.values is not None
     assert got.values.shape == want.values.shape, f"NumPy {want}, {backend.name} {got}"
-    if call.kwargs.get("bad_indices") != "unchecked":  # unspecified values at bad indices
-        assert np.array_equal(got.values, want.values), f"NumPy {want}, {backend.name} {got}"
+    unspecified = (  # the values at bad indices, or under a broken promise
+        call.kwargs.get("bad_indices") == "unchecked"
+        or call.kwargs.get("unsafe") is True
+        or call.sorted_promise_broken()
+    )
+    if not unspecified:
+        assert np.array_equal(got.values, want.values, equal_nan=True), (
+            f"NumPy {want}, {backend.name} {got}"
+        )
 
 
 @pytest.mark.cell("odd arguments")
-@pytest.mark.parametrize("op", list(PUBLIC))
+@pytest.mark.parametrize("op", [*PUBLIC, *strategies.SEGMENT_GROUPS])
 def test_odd_arguments(backend, repro, op):
     numpy = load_backend("numpy")
     count = 0
+    examples = ODD_EXAMPLES if op in PUBLIC else ODD_SEGMENT_EXAMPLES
+    drawn = strategies.odd_calls(op) if op in PUBLIC else strategies.odd_segment_calls(op)
 
     def check(call: OddCall) -> None:
         nonlocal count
@@ -113,8 +133,8 @@ def test_odd_arguments(backend, repro, op):
             check_refusal(call, got.error, backend.name)
         check_agreement(call, got, want, backend)
 
-    each_drawn(ODD_EXAMPLES, strategies.odd_calls(op), check)
-    assert count >= ODD_EXAMPLES, f"only {count} drawn calls"
+    each_drawn(examples, drawn, check)
+    assert count >= examples, f"only {count} drawn calls"
 
 
 # -- each class of argument that portagather used to leave to a backend ---------------------
@@ -430,6 +450,26 @@ def test_compat_scatter_nd_of_bools(backend, front_end):
     want = ScatterCall("scatter_nd", np.zeros(5, bool), indices, updates, {"reduce": "add"})
     np.testing.assert_array_equal(backend.to_numpy(out), want.expected())
     assert backend.to_numpy(out).dtype == bool
+
+
+@pytest.mark.cell("scatter bool")
+def test_compat_tensorflow_scatter_nd_of_strings(backend):
+    """``tf.scatter_nd`` joins the strings of duplicate index vectors; the front end refuses
+    strings with a TypeError of its own that names `updates` (and, where the strings reach
+    the reduction, says why), on every backend (docs/porting/tensorflow.md)."""
+    from portagather.compat import tensorflow
+
+    indices = backend.asarray(np.array([[4], [3], [3], [7]]))
+    given: list[Any] = [[b"a", b"b", b"b", b"c"], ["a", "b", "b", "c"]]
+    if backend.strings:
+        given.append(backend.asarray(np.array(["a", "b", "b", "c"])))
+    for updates in given:
+        refused = r"^updates must be|^scatter_nd adds the updates"
+        with pytest.raises(TypeError, match=refused) as info:
+            tensorflow.scatter_nd(indices, updates, [8])
+        assert raised_by_portagather(info.value), info.value
+        text = str(info.value)
+        assert "tf.scatter_nd joins strings" in text or "holds; got" in text, text
 
 
 # -- compat front ends where index values cannot be read -------------------------------------

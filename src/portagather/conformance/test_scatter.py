@@ -14,10 +14,14 @@ import portagather as pg
 from . import strategies
 from .backends import Backend
 from .cases import (
+    BFLOAT16_BACKENDS,
     POLICIES,
     REDUCTIONS,
     SCATTERS,
     ScatterCall,
+    bfloat16_array,
+    bfloat16_reference,
+    bfloat16_values,
     check_broken_promise,
     check_call,
     check_result,
@@ -754,3 +758,34 @@ def test_last_wins_bit_for_bit(backend, repro, op, dtype, policy):
     assert out.dtype == array.dtype
     got, want = backend.to_numpy(out), call.expected()
     assert _same_bits(got, want), f"got {got.tolist()}\nwant {want.tolist()}"
+
+
+_BF16_SCATTERS = [
+    ScatterCall("scatter_nd", np.array([1.5, -2.0, 0.5, 3.0], np.float32),
+                np.array([[1], [1], [2], [3], [3], [7]]),
+                np.array([2.0, -0.5, 6.0, 0.25, 4.0, 1.0], np.float32)),
+    ScatterCall("scatter_d", np.array([[1.5, -2.0, 0.5]], np.float32), np.array([[0, 0, 2, 2]]),
+                np.array([[2.0, -0.5, 0.25, 4.0]], np.float32), {"dim": 1}),
+    ScatterCall("put_along_axis", np.array([[1.5, -2.0], [0.5, 3.0]], np.float32),
+                np.array([[1, 1, 0]]), np.array([[2.0, -0.5, 0.25]], np.float32), {"axis": 1}),
+]  # fmt: skip
+
+
+@pytest.mark.cell("scatter dtypes")
+@pytest.mark.only(*BFLOAT16_BACKENDS)
+@pytest.mark.parametrize("reduce", ["update", "add", "multiply", "min", "max"])
+@pytest.mark.parametrize(("op", "call"), [(c.op, c) for c in _BF16_SCATTERS])
+def test_bfloat16_reductions(backend, op, call, reduce):
+    """bfloat16 data and updates (NumPy's from ml_dtypes, JAX's, PyTorch's) under every
+    reduction, with duplicates (and a dropped bad index): the float32 reference rounded to
+    bfloat16."""
+    del op  # names the matrix row only
+    kwargs = {**call.kwargs, "reduce": reduce, "bad_indices": "ignore"}
+    call = ScatterCall(call.op, call.data, call.indices, call.updates, kwargs)
+    data = bfloat16_array(backend, call.data)
+    updates = bfloat16_array(backend, call.updates)
+    args, options = call.args(data, backend.asarray(call.indices), updates)
+    out = getattr(pg, call.op)(*args, **options)
+    assert out.dtype == data.dtype, f"{out.dtype} is not {data.dtype}"
+    got, want = bfloat16_values(backend, out), bfloat16_reference(call.expected())
+    assert np.array_equal(got, want, equal_nan=True), (got, want)

@@ -13,7 +13,18 @@ import portagather as pg
 
 from . import strategies
 from .backends import Backend
-from .cases import POLICIES, SEGMENTS, Call, check_call, check_result, raises_lazily
+from .cases import (
+    BFLOAT16_BACKENDS,
+    POLICIES,
+    SEGMENTS,
+    Call,
+    bfloat16_array,
+    bfloat16_reference,
+    bfloat16_values,
+    check_call,
+    check_result,
+    raises_lazily,
+)
 from .modes import in_mode
 from .runs import each_drawn, named_rows
 
@@ -87,6 +98,7 @@ EDGES = {
     "2-d-ids": (_M, np.array([[0, 2], [2, 1], [0, 0], [1, 2]]), 3),
     "no-rows": (np.zeros((0, 2), np.int32), np.zeros(0, np.int64), 3),
     "no-segments-no-rows": (np.zeros((0, 2), np.int32), np.zeros(0, np.int64), 0),
+    "rows-of-no-elements": (np.zeros((2, 0, 3), np.int32), np.array([1, 0]), 3),
 }
 
 
@@ -119,17 +131,24 @@ def test_data_dtype(backend, repro, op, dtype):
     """Every numeric dtype the backend holds, extremes included (integers wrap around), with
     an empty segment (its identity: 0, 1, the dtype's lowest or highest value) and a
     dropped row, and with no rows at all; bool, strings and (for max and min) complex
-    numbers are a TypeError."""
+    numbers are a TypeError, but bool for the max (any) and the min (all), as jax.ops takes
+    it (docs/contract.md, R3)."""
     ordered = op in ("segment_max", "segment_min")
-    if dtype in ("bool", "str") or (ordered and dtype.startswith("complex")):
+    if (
+        (dtype == "bool" and not ordered)
+        or dtype == "str"
+        or (ordered and dtype.startswith("complex"))
+    ):
         values = np.array(["a", "b"]) if dtype == "str" else np.zeros(2, dtype=dtype)
         call = Call(op, values, np.array([0, 1]), {"num_segments": 2})
-        raises_lazily(backend, TypeError, repro(call), r"needs data of a (real )?numeric dtype")
+        pattern = r"needs data of a (real )?numeric( or bool)? dtype; got "
+        raises_lazily(backend, TypeError, repro(call), pattern)
         return
     ids = np.array([3, 0, 3, -1, 0])
-    call = Call(op, _extremes(dtype), ids, {"num_segments": 4, "bad_indices": "ignore"})
+    values = np.array([True, False, False, True, True]) if dtype == "bool" else _extremes(dtype)
+    call = Call(op, values, ids, {"num_segments": 4, "bad_indices": "ignore"})
     check_call(backend, repro(call))
-    no_rows = Call(op, _extremes(dtype)[:0], ids[:0], {"num_segments": 2})
+    no_rows = Call(op, values[:0], ids[:0], {"num_segments": 2})
     check_call(backend, repro(no_rows))
 
 
@@ -187,6 +206,12 @@ ERRORS = [
      TypeError, r"num_segments must be an int >= 0.*got 2\.0"),
     ("float-ids", Call("segment_sum", _M, np.zeros(4), {"num_segments": 2}),
      TypeError, r"segment_ids must have an integer dtype"),
+    ("num_segments-past-every-integer",
+     Call("segment_sum", _M, np.zeros(4, np.int64), {"num_segments": 10**20}),
+     ValueError, r"^num_segments must be in \[0, \d+\] \(.*\); got 100000000000000000000$"),
+    ("num_segments-past-every-array",  # TensorFlow's test: no array of so many rows exists
+     Call("segment_max", _M, np.zeros(4, np.int64), {"num_segments": 8327099846119777499}),
+     ValueError, r"^num_segments must be in \[0, \d+\] \(.*\); got 8327099846119777499$"),
     ("policy", Call("segment_sum", _M, np.zeros(4, np.int64), {"bad_indices": "drop"}),
      ValueError, r"bad_indices must be one of.*'drop'"),
     ("sorted-flag", Call("segment_sum", _M, np.zeros(4, np.int64), {"indices_are_sorted": 1}),
@@ -421,3 +446,93 @@ def test_id_lists(backend):
     want = Call("segment_sum", _M, ids, {"num_segments": 2}).expected()
     check_result(backend, out, want, backend.asarray(_M))
     assert np.array_equal(pg.segment_sum([1, 2, 3], [1, 1, 0]), [3, 3])
+
+
+@pytest.mark.cell("segments inputs")
+@pytest.mark.parametrize("ids", [[0.5, 1.0, 1.0, 1.0], [[0.0], [1.0], [1.0], [2.0]], 1.0],
+                         ids=["list", "nested", "scalar"])  # fmt: skip
+@pytest.mark.parametrize("op", [*SEGMENTS, "segment_csr"])
+def test_float_id_lists(backend, op, ids):
+    """Python floats as ids (or offsets) are refused as the gathers refuse them, never
+    truncated: the same TypeError as ``gather(data, [0.0, 1.0])``."""
+    data = backend.asarray(_M)
+    with pytest.raises(TypeError) as gathered:
+        pg.gather(data, ids)
+    name = "offsets" if op == "segment_csr" else "segment_ids"
+    want = str(gathered.value).replace("indices", name)
+    assert want == f"{name} must have an integer dtype; got float64", want
+    if op == "segment_csr":
+        with pytest.raises(TypeError) as info:
+            pg.segment_csr(data, ids)
+    else:
+        with pytest.raises(TypeError) as info:
+            getattr(pg, op)(data, ids, 3)
+    assert str(info.value) == want
+
+
+@pytest.mark.cell("segments edges")
+@pytest.mark.only("dask")
+@pytest.mark.parametrize("op", [*SEGMENTS, "segment_csr"])
+def test_dask_rows_of_no_elements(backend, repro, op):
+    """Dask data with a zero-size inner axis, in chunks of 2 (the automatic chunks of the
+    result would divide by its row size): NumPy's (3, 0, 3) result."""
+    ids = np.array([[0, 0], [0, 0]]) if op == "segment_csr" else np.array([1, 0])
+    kwargs = {} if op == "segment_csr" else {"num_segments": 3}
+    call = Call(op, np.zeros((2, 0, 3)), ids, kwargs)
+    call.chunks = (((2,), (0,), (2, 1)), ((2,),) * ids.ndim)
+    check_call(backend, repro(call))
+
+
+# bfloat16: rows of values exact in bfloat16, with a NaN, an empty segment and a dropped row.
+_BF16_DATA = np.array(
+    [[1.5, -2.0], [4.0, 0.5], [-3.0, np.nan], [2.0, 2.0], [0.25, -1.0], [3.0, 1.0]], np.float32
+)
+_BF16_IDS = np.array([2, 0, 2, 3, -1, 0])
+
+
+@pytest.mark.cell("segments dtypes")
+@pytest.mark.only(*BFLOAT16_BACKENDS)
+@pytest.mark.parametrize("op", [*SEGMENTS, "segment_csr"])
+def test_bfloat16(backend, op):
+    """bfloat16 data (NumPy's from ml_dtypes, which JAX and TensorFlow hand NumPy users;
+    JAX's and PyTorch's own): every reduction, valued as the float32 reference rounded to
+    bfloat16 (the mean divided in float32 and rounded once)."""
+    if op == "segment_csr":
+        offsets = np.array([0, 2, 2, 5])
+        data = bfloat16_array(backend, _BF16_DATA[:5])
+        out = pg.segment_csr(data, backend.asarray(offsets), reduce="mean")
+        want = Call(op, _BF16_DATA[:5], offsets, {"reduce": "mean"}).expected()
+    else:
+        kwargs = {"num_segments": 5, "bad_indices": "ignore"}
+        data = bfloat16_array(backend, _BF16_DATA)
+        out = getattr(pg, op)(data, backend.asarray(_BF16_IDS), **kwargs)
+        want = Call(op, _BF16_DATA, _BF16_IDS, kwargs).expected()
+    assert out.dtype == data.dtype, f"{out.dtype} is not {data.dtype}"
+    got = bfloat16_values(backend, out)
+    assert np.array_equal(got, bfloat16_reference(want), equal_nan=True), (got, want)
+
+
+@pytest.mark.cell("segments errors")
+@pytest.mark.parametrize("count", [10**20, 8327099846119777499], ids=["10**20", "tf-test"])
+@pytest.mark.parametrize(
+    "front_end",
+    ["tensorflow.math.unsorted_segment_sum", "tensorflow.math.unsorted_segment_mean",
+     "tensorflow.math.unsorted_segment_sqrt_n", "mindspore.unsorted_segment_max",
+     "mindspore.UnsortedSegmentSum"],
+)  # fmt: skip
+def test_compat_num_segments_no_array_holds(backend, front_end, count):
+    """TensorFlow's own test (``num_segments=8327099846119777499``) and a count past every
+    integer, through the compat front ends: portagather's ValueError naming num_segments,
+    its valid range and the value, on every backend."""
+    import importlib
+
+    module, *path = front_end.split(".")
+    function: Any = importlib.import_module(f"portagather.compat.{module}")
+    for name in path:
+        function = getattr(function, name)
+    if front_end.endswith("UnsortedSegmentSum"):
+        function = function()
+    data = backend.asarray(np.ones((3, 2), np.float32))
+    pattern = rf"^num_segments must be in \[0, \d+\] \(.*\); got {count}$"
+    with pytest.raises(ValueError, match=pattern):
+        function(data, backend.asarray(np.array([0, 1, 1])), count)

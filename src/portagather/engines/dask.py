@@ -6,6 +6,7 @@ Nothing here computes: every function adds tasks to a graph.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -36,9 +37,10 @@ class DaskEngine(Engine):
 
     def without_empty_blocks(self, x: Any) -> Any:
         """Without zero-size chunks: Dask's elementwise operations with a Python scalar
-        mis-handle them (``da.maximum(c, 0)`` on chunks ``(0, 1)`` gives two elements)."""
+        mis-handle them (``da.maximum(c, 0)`` on chunks ``(0, 1)`` gives two elements). An
+        array of no elements at all as one block, which Dask's reshape needs."""
         if any(0 in chunks and len(chunks) > 1 for chunks in x.chunks):
-            return x.rechunk(nonzero_chunks(x.chunks))
+            return x.rechunk(nonzero_chunks(x.chunks) if x.size else -1)
         return x
 
     def full(self, shape: tuple[int, ...], value: float, dtype: Any, like: Any) -> Any:
@@ -49,7 +51,10 @@ class DaskEngine(Engine):
 
         inner = len(shape) - 1
         previous = nonzero_chunks(like.chunks[like.ndim - inner :] if inner else ())
-        chunks = normalize_chunks(("auto", *previous), shape, dtype=np.dtype(dtype))
+        if math.prod(shape[1:]):
+            chunks = normalize_chunks(("auto", *previous), shape, dtype=np.dtype(dtype))
+        else:  # rows of no elements, whose size Dask's automatic chunks divide by: one block
+            chunks = ((shape[0],), *previous)
         return da.full(shape, value, dtype=dtype, chunks=chunks)
 
     def wide_index_dtype(self, like: Any = None) -> Any:
