@@ -39,8 +39,10 @@ class DaskEngine(Engine):
         """Without zero-size chunks: Dask's elementwise operations with a Python scalar
         mis-handle them (``da.maximum(c, 0)`` on chunks ``(0, 1)`` gives two elements). An
         array of no elements at all as one block, which Dask's reshape needs."""
+        if not x.size:
+            return x.rechunk(-1) if any(len(chunks) > 1 for chunks in x.chunks) else x
         if any(0 in chunks and len(chunks) > 1 for chunks in x.chunks):
-            return x.rechunk(nonzero_chunks(x.chunks) if x.size else -1)
+            return x.rechunk(nonzero_chunks(x.chunks))
         return x
 
     def full(self, shape: tuple[int, ...], value: float, dtype: Any, like: Any) -> Any:
