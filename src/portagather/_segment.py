@@ -261,14 +261,19 @@ def segment_reduce(
         policy = "ignore"
     init = _full(xp, call.result_shape, identity(xp, reduce, call.data.dtype), call.data.dtype,
                  call.data)  # fmt: skip
-    result = _scatter(call, init, call.data, _SCATTER[reduce], policy)
+    report = plan_segments(call.result_shape, tuple(call.ids.shape)).report
+    planned = call.engine.segment_reduce(
+        call.data, call.ids, call.num_segments, _SCATTER[reduce],
+        identity(xp, reduce, call.data.dtype), policy, report,
+        counting=reduce == "mean" or with_count, ids_sorted=call.ids_sorted,
+    )  # fmt: skip
+    result, count = planned or (_scatter(call, init, call.data, _SCATTER[reduce], policy), None)
     if not math.prod(call.data.shape) and xp.isdtype(call.data.dtype, _DIFFERENTIABLE):
         # No rows: the identity, kept in the autograd graph of the data (PyTorch), as the
         # scatter of rows would be, by adding the data's (empty, so zero) sum. Only floating
         # data has gradients (and PyTorch has no addition for some unsigned dtypes).
         result = result + xp.sum(call.data, dtype=call.data.dtype)
-    count = None
-    if reduce == "mean" or with_count:
+    if count is None and (reduce == "mean" or with_count):
         # Under "error" the sum's scatter checks the ids; the count's need not again.
         count = _counts(call, "unchecked" if policy == "error" else policy)
     if reduce == "mean":

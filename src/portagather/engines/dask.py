@@ -6,6 +6,7 @@ Nothing here computes: every function adds tasks to a graph.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +21,7 @@ from .._scatter import ScatterPromises
 from .base import Engine, depth0_grid
 from .dask_routes import Role, routed_gather
 from .dask_scatter_routes import routed_scatter
+from .dask_segments import has_unknown_sizes, plan_of, scatter_partials, segment_partials
 
 
 class DaskEngine(Engine):
@@ -55,7 +57,28 @@ class DaskEngine(Engine):
         self, data: Any, flat: Any, updates: Any, reduce: str, promises: ScatterPromises,
         *, dropping: bool = True,
     ) -> Any:  # fmt: skip
+        """Into a target small enough for one task (``dask_segments.plan_of``): dense
+        partials of the target combined in a tree; else the updates routed to its blocks."""
+        if (
+            reduce != "update"
+            and not has_unknown_sizes(data, flat, updates)
+            and plan_of(math.prod(data.shape), (), data.dtype, False) == "partial"
+        ):
+            return scatter_partials(data, flat, updates, reduce)
         return routed_scatter(data, flat, updates, reduce, promises)
+
+    def segment_reduce(
+        self, data: Any, ids: Any, num_segments: int, reduce: str, identity: int | float,
+        policy: str, report: BadIndex, *, counting: bool, ids_sorted: bool,
+    ) -> tuple[Any, Any] | None:  # fmt: skip
+        """The partial plan (``dask_segments``) where one partial of the result fits a task;
+        None (the routed scatter) where not, or where nothing is reduced."""
+        if not num_segments or not math.prod(data.shape) or has_unknown_sizes(data, ids):
+            return None
+        if plan_of(num_segments, data.chunks[ids.ndim :], data.dtype, counting) != "partial":
+            return None
+        return segment_partials(data, ids, num_segments, reduce, identity, policy, report,
+                                counting)  # fmt: skip
 
     def gather_axes(
         self, params: Any, components: Components, plan: GatherPlan, out: Any = None
