@@ -102,11 +102,17 @@ class _Reduction:
     segments: int
     reduce: str  # the scatter reduction: add, multiply, max, min
     identity: int | float | bool
-    dtype: Any
+    #: The result's dtype by name: a dtype unpickled on a worker is a copy, not NumPy's own
+    #: instance, and ``ufunc.at`` into an array of that copy leaves its fast loop.
+    dtype_name: str
     policy: str  # error, ignore, clip, wrap, unchecked
     counting: bool
     report: BadIndex | None
     ids_ndim: int
+
+    @property
+    def dtype(self) -> Any:
+        return np.dtype(self.dtype_name)
 
 
 def has_unknown_sizes(*arrays: Any) -> bool:
@@ -121,7 +127,7 @@ def segment_partials(
     part of data's shape), and the rows per segment where `counting` (else None)."""
     k = ids.ndim
     ids = ids.rechunk(data.chunks[:k])
-    spec = _Reduction(segments, reduce, identity, np.dtype(data.dtype), policy, counting,
+    spec = _Reduction(segments, reduce, identity, np.dtype(data.dtype).str, policy, counting,
                       report, k)  # fmt: skip
     token = tokenize(data, ids, spec)
     partial, combine = f"{prefix}-partial-{token}", f"{prefix}-combine-{token}"
@@ -194,8 +200,10 @@ def _valid_ids(
 def _partial(ids_block: Any, data_block: Any, spec: _Reduction, offset: tuple[int, ...]) -> Partial:
     """One data block's rows reduced into the segments ``[lo, hi]`` its valid ids span."""
     shape = np.shape(ids_block)
-    ids = np.asarray(ids_block).reshape(-1)
-    values = np.asarray(data_block)
+    # Aligned and C-contiguous: ufunc.at's fast loop needs both, and a block that arrived
+    # from another worker may be unaligned (its buffer at any offset of the message).
+    ids = np.require(ids_block, requirements=("A", "C")).reshape(-1)
+    values = np.require(data_block, requirements=("A", "C"))
     values = values.reshape(ids.shape[0], *values.shape[spec.ids_ndim :])
     if not ids.size:
         return 0, None, None, None
