@@ -216,3 +216,47 @@ def test_scatters_into_a_small_target(reduce):
     assert ("pg-scatter-split" in names) == (reduce == "update"), names
     wanted = reference.ref_scatter_nd(target, points, updates, reduce=reduce)
     np.testing.assert_allclose(lazy.compute(), wanted, rtol=1e-10)
+
+
+@pytest.mark.usefixtures("client")
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("reduce", REDUCTIONS)
+def test_sorted_plan_past_the_limit(reduce, policy):
+    """Sorted ids and a result past the partial limit: each chunk's runs travel to the
+    result's blocks along the segments (several here), not its rows; right under every
+    policy, "wrap" included (which unsorts them)."""
+    segments = 500
+    ids = np.sort(_ids(policy, segments))
+    x = _data("float32", (3,))
+    with dask.config.set({LIMIT: 0, "array.chunk-size": "2KiB"}):
+        lazy = _segment(
+            da.from_array(x, chunks=(CHUNK, 2)), da.from_array(ids, chunks=CHUNK), segments,
+            reduce, indices_are_sorted=True, bad_indices=policy,
+        )  # fmt: skip
+    names = _names(lazy)
+    assert "segment-sorted-partial" in names and "pg-scatter-split" not in names, names
+    assert len(lazy.chunks[0]) > 1
+    _check(lazy.compute(), reference.ref_segment(x, ids, segments, reduce, policy))
+
+
+def test_sorted_plan_moves_runs_not_rows():
+    """A sorted-plan task reads one data block and its ids and writes one entry per run."""
+    segments, rows = 5000, 8 * ROWS
+    rng = np.random.default_rng(7)
+    ids = np.sort(rng.integers(0, segments, rows))
+    x = rng.standard_normal(rows)
+    data = da.from_array(x, chunks=CHUNK).persist(scheduler="sync")
+    index = da.from_array(ids, chunks=CHUNK).persist(scheduler="sync")
+    with dask.config.set({LIMIT: 0, "array.chunk-size": "16KiB"}):
+        lazy = pg.segment_sum(data, index, segments, indices_are_sorted=True)
+    out, costs = dask_costs.measure(lazy, data.name)
+    _check(out, reference.ref_segment(x, ids, segments, "sum"))
+    block = max(lazy.chunks[0]) * 8
+    for key, read in costs.inputs.items():
+        name = key_split(key)
+        if name == "segment-sorted-partial":
+            runs = len(np.unique(ids[key[1] * CHUNK : (key[1] + 1) * CHUNK]))
+            assert read <= 2 * CHUNK * 8
+            assert costs.outputs[key] <= runs * 16, (key, costs.outputs[key], runs)
+        elif name == "segment-sum":
+            assert read <= 2 * block and costs.params_blocks[key] == 0

@@ -15,8 +15,12 @@ The plan by size, from static sizes only (``plan_of``):
   sorted ids), with the rows' count per segment in the same pass for a mean; FAN_IN
   partials are combined per task, in a tree; the root becomes the result. No task holds
   more than one data block, its ids and one partial (a combining task: FAN_IN partials).
-- **routed** (``dask_scatter_routes``): a result larger than that. Rows travel to the
-  result's blocks, so no task ever holds the whole result.
+- **sorted** (``sorted_segments``, below): a result larger than that and ids promised
+  sorted (``indices_are_sorted=True``). Each chunk reduces its rows to one entry per run of
+  equal ids (no sort, and never more entries than rows), and only those entries travel to
+  the result's blocks along the segments (Dask's automatic chunk size).
+- **routed** (``dask_scatter_routes``): a result larger than that, ids in no promised
+  order. Rows travel to the result's blocks, so no task ever holds the whole result.
 
 The graphs' task names say which plan runs::
 
@@ -26,6 +30,9 @@ The graphs' task names say which plan runs::
     segment-<reduce>[0, j...]      the result's block j (inner block j of the data); it raises
                                    the first bad id under "error"
     segment-count[0]               the rows per segment (a mean, the compat front ends)
+
+the sorted plan's ``segment-sorted-partial``, ``segment-sorted-piece`` and
+``segment-sorted-combine`` (below), the routed plan's ``pg-scatter-split`` and so on,
 
 and, for a scatter into a small Dask target, ``scatter-partial``, ``scatter-combine`` and
 ``scatter-out`` (one task per target block: the block combined with its part of the root).
@@ -303,3 +310,150 @@ def _apply_total(block: Any, total: Any, shape: tuple[int, ...], where: tuple[sl
     part = np.asarray(total).reshape(shape)[where]
     with np.errstate(invalid="ignore"):
         return UFUNCS[reduce](np.asarray(block), part)
+
+
+# The sorted plan: ids promised sorted (indices_are_sorted=True) and a result past the
+# partial limit. Each chunk's rows are runs of equal ids, so each chunk reduces to one entry
+# per run (never more entries than rows, whatever the ids' spread), and only those entries
+# travel, split by the result's blocks along the segments:
+#
+#   segment-sorted-partial[i..., j...]   a data block's runs: (ids, values, counts, first bad)
+#   segment-sorted-piece[i..., j..., b]  the entries of result block b
+#   segment-sorted-combine[b, level, g, j...]  up to FAN_IN pieces as one, in chunk order
+#   segment-<reduce>[b, j...]            result block b
+#   segment-count[b]                     the rows per segment of block b (a mean)
+#
+# Ids that fall (moved by "wrap", or a broken promise) are sorted where they are met, so the
+# result is right either way; kept promises cost no sort.
+
+#: (ids, values, counts or None, first bad or None): one entry per id, ids non-decreasing.
+Runs = tuple[Any, Any, Any, Any]
+
+
+def sorted_segments(
+    data: Any, ids: Any, segments: int, reduce: str, identity: int | float, policy: str,
+    report: BadIndex, counting: bool, segment_chunks: tuple[int, ...],
+) -> tuple[Any, Any]:  # fmt: skip
+    """The sorted plan: the result in `segment_chunks` along the segments (data's chunks on
+    the inner axes), and the rows per segment where `counting` (else None)."""
+    k = ids.ndim
+    ids = ids.rechunk(data.chunks[:k])
+    spec = _Reduction(segments, reduce, identity, np.dtype(data.dtype).str, policy, counting,
+                      report, k)  # fmt: skip
+    token = tokenize(data, ids, spec, segment_chunks, "sorted")
+    partial, piece = f"segment-sorted-partial-{token}", f"segment-sorted-piece-{token}"
+    combine = f"segment-sorted-combine-{token}"
+    out = f"segment-{_NAMES.get(reduce, reduce)}-{token}"
+    count = f"segment-count-{token}"
+    starts = [block_starts(c) for c in ids.chunks]
+    bounds = list(zip(block_starts(segment_chunks), segment_chunks, strict=True))
+    outer = list(itertools.product(*(range(len(c)) for c in data.chunks[:k])))
+    inner = list(itertools.product(*(range(len(c)) for c in data.chunks[k:])))
+    graph: dict[Any, Any] = {}
+    counted: dict[Any, Any] = {}
+    for j in inner:
+        shape = tuple(int(data.chunks[k + d][b]) for d, b in enumerate(j))
+        for i in outer:
+            offset = tuple(starts[d][b] for d, b in enumerate(i))
+            task = (_runs, (ids.name, *i), (data.name, *i, *j), spec, offset)
+            graph[tuple([partial, *i, *j])] = task
+            for b, (start, size) in enumerate(bounds):
+                graph[tuple([piece, *i, *j, b])] = (_piece, (partial, *i, *j), start, size)
+        for b, (start, size) in enumerate(bounds):
+            keys: list[Any] = [tuple([piece, *i, *j, b]) for i in outer]
+            level = 0
+            while len(keys) > 1:  # in chunk order, so that the ids stay sorted
+                groups = [keys[g : g + FAN_IN] for g in range(0, len(keys), FAN_IN)]
+                keys = []
+                for g, group in enumerate(groups):
+                    graph[tuple([combine, b, level, g, *j])] = (_merge_runs, group, spec)
+                    keys.append(tuple([combine, b, level, g, *j]))
+                level += 1
+            graph[tuple([out, b, *j])] = (_block_of_runs, keys[0], spec, start, size, shape)
+            if counting and j == inner[0]:
+                counted[(count, b)] = (_counts_of_runs, keys[0], spec, start, size)
+    result_chunks = (tuple(segment_chunks), *data.chunks[k:])
+    hlg = HighLevelGraph.from_collections(out, graph, dependencies=[data, ids])
+    meta = np.empty((0,) * len(result_chunks), spec.dtype)
+    result: Any = da.Array(hlg, out, result_chunks, meta=meta)
+    if not counting:
+        return result, None
+    hlg = HighLevelGraph.from_collections(count, counted, dependencies=[result])
+    return result, da.Array(hlg, count, (tuple(segment_chunks),), meta=np.empty((0,), np.int64))
+
+
+def _runs(ids_block: Any, data_block: Any, spec: _Reduction, offset: tuple[int, ...]) -> Runs:
+    """A data block's rows reduced per run of equal (valid) ids."""
+    shape = np.shape(ids_block)
+    ids = np.require(ids_block, requirements=("A", "C")).reshape(-1)
+    values = np.require(data_block, requirements=("A", "C"))
+    values = values.reshape(ids.shape[0], *values.shape[spec.ids_ndim :])
+    empty = np.empty(0, np.intp)
+    if not ids.size:
+        return empty, values[:0], empty if spec.counting else None, None
+    ids, keep, first = _valid_ids(ids, spec, shape, offset)
+    if keep is not None:
+        values = values[keep]
+    if not ids.size:
+        return empty, values[:0], empty if spec.counting else None, first
+    if _falls(ids):  # "wrap" moved some, or the promise is broken: sorted here
+        order = np.argsort(ids, kind="stable")
+        ids, values = ids[order], values[order]
+    heads = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    with np.errstate(invalid="ignore"):
+        reduced = UFUNCS[spec.reduce].reduceat(values, heads, axis=0).astype(spec.dtype)
+    counts = np.diff(np.r_[heads, ids.size]) if spec.counting else None
+    return ids[heads], reduced, counts, first
+
+
+def _falls(ids: Any) -> bool:
+    return bool(ids.size > 1 and (ids[1:] < ids[:-1]).any())
+
+
+def _piece(runs: Runs, start: int, size: int) -> Runs:
+    """The entries of `runs` in segments ``[start, start + size)``."""
+    ids, values, counts, first = runs
+    lo, hi = np.searchsorted(ids, [start, start + size])
+    return ids[lo:hi], values[lo:hi], None if counts is None else counts[lo:hi], first
+
+
+def _merge_runs(pieces: list[Runs], spec: _Reduction) -> Runs:
+    """Pieces of consecutive chunks as one: the entries of an id shared across a chunk
+    boundary combined."""
+    bads = [p[3] for p in pieces if p[3] is not None]
+    first = min(bads) if bads else None
+    ids = np.concatenate([p[0] for p in pieces])
+    values = np.concatenate([p[1] for p in pieces])
+    counts = np.concatenate([p[2] for p in pieces]) if spec.counting else None
+    if not ids.size:
+        return ids, values, counts, first
+    if _falls(ids):  # runs of one id in chunks apart ("wrap"; a broken promise)
+        order = np.argsort(ids, kind="stable")
+        ids, values = ids[order], values[order]
+        counts = None if counts is None else counts[order]
+    heads = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    if heads.size == ids.size:
+        return ids, values, counts, first
+    with np.errstate(invalid="ignore"):
+        values = UFUNCS[spec.reduce].reduceat(values, heads, axis=0).astype(spec.dtype)
+    if counts is not None:
+        counts = np.add.reduceat(counts, heads)
+    return ids[heads], values, counts, first
+
+
+def _block_of_runs(
+    runs: Runs, spec: _Reduction, start: int, size: int, inner: tuple[int, ...]
+) -> Any:
+    if runs[3] is not None and spec.report is not None:
+        spec.report.raise_at(*runs[3])
+    out = np.full((size, *inner), spec.identity, dtype=spec.dtype)
+    out[runs[0] - start] = runs[1]
+    return out
+
+
+def _counts_of_runs(runs: Runs, spec: _Reduction, start: int, size: int) -> Any:
+    if runs[3] is not None and spec.report is not None:
+        spec.report.raise_at(*runs[3])
+    out = np.zeros(size, dtype=np.int64)
+    out[runs[0] - start] = runs[2]
+    return out
