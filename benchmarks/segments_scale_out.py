@@ -44,7 +44,19 @@ LARGE_SEGMENTS = 150_000_000  # 600 MB of float32: larger than one worker (500 M
 LARGE_MULTIPLE = 0.5
 
 
-def series(multiples: list[float], segments: int, chunk: int, bincount: bool = True) -> list[dict]:
+def _plan(lazy) -> str:
+    """The plan a graph uses, by its task names."""
+    names = " ".join(str(k) for k in dict(lazy.__dask_graph__()))
+    if "segment-sorted-partial" in names:
+        return "sorted"
+    return "partial" if "segment-partial" in names else "routed"
+
+
+def series(
+    multiples: list[float], segments: int, chunk: int, bincount: bool = True,
+    sorted_ids: bool = False,
+) -> list[dict]:  # fmt: skip
+    """One row per multiple; `sorted_ids`: ids ``row * segments // rows``, promised sorted."""
     from distributed import Client, LocalCluster, wait
 
     out = []
@@ -56,20 +68,20 @@ def series(multiples: list[float], segments: int, chunk: int, bincount: bool = T
     ):
         for multiple in multiples:
             count = int(multiple * WORKER_LIMIT / 8)
-            ids = da.random.default_rng(1).integers(0, segments, count, chunks=chunk)
+            if sorted_ids:
+                ids = da.arange(count, chunks=chunk, dtype=np.int64) * segments // count
+            else:
+                ids = da.random.default_rng(1).integers(0, segments, count, chunks=chunk)
             data = da.random.default_rng(2).random(count, dtype=np.float32, chunks=chunk)
             row = {
                 "multiple_of_worker_limit": multiple, "ids_bytes": count * 8, "rows": count,
-                "segments": segments,
+                "segments": segments, "sorted": sorted_ids,
             }  # fmt: skip
-            lazies = [("portagather", pg.segment_sum(data, ids, segments))]
+            call = pg.segment_sum(data, ids, segments, indices_are_sorted=sorted_ids)
+            lazies = [("portagather", call)]
             if bincount:
                 lazies.append(("da.bincount", da.bincount(ids, weights=data, minlength=segments)))
-            row["plan"] = (
-                "partial"
-                if any("segment-partial" in str(k) for k in dict(lazies[0][1].__dask_graph__()))
-                else "routed"
-            )
+            row["plan"] = _plan(call)
             for name, lazy in lazies:
                 with WorkerMemory(client) as memory:
                     start = time.perf_counter()
@@ -89,7 +101,8 @@ def series(multiples: list[float], segments: int, chunk: int, bincount: bool = T
                 mine, theirs = row.pop("portagather result"), row.pop("da.bincount result")
             else:  # a result larger than a worker: its first 1000 segments, checked
                 head = np.minimum(ids, 1000)
-                mine = pg.segment_sum(data, ids, segments)[:1000].compute()
+                mine = pg.segment_sum(data, ids, segments, indices_are_sorted=sorted_ids)
+                mine = mine[:1000].compute()
                 theirs = da.bincount(head, weights=data, minlength=1001)[:1000].compute()
             row["agrees"] = bool(np.allclose(mine, theirs, rtol=1e-4, atol=1e-3))
             print(row, flush=True)
@@ -151,9 +164,13 @@ def section(rows: list[dict], routed: list[dict], large: list[dict], small: bool
         "beside Dask's `da.bincount(ids, weights=data)`; both results agree. The result (4 MB) "
         "takes the partial plan; 'routed, before' is the routed plan's time at the same size, "
         "measured before the partial plan existed (`segments_scale_out_routed.json`). The "
-        f"last row's result ({LARGE_SEGMENTS:_} float32 segments, 600 MB) is larger than a "
-        "worker: the routed plan, with its first 1000 segments checked against `da.bincount` "
-        "(whose float64 partials of the whole result would not fit a worker)."
+        f"last rows' result ({LARGE_SEGMENTS:_} float32 segments, 600 MB) is larger than a "
+        "worker: the routed plan for ids in no order; for sorted ids (`row * segments // "
+        "rows`, `indices_are_sorted=True`) the sorted plan, which sends each chunk's runs "
+        "of equal ids, not its rows. Their first 1000 segments are checked against "
+        "`da.bincount` (whose float64 partials of the whole result would not fit a worker); "
+        "their peak worker memory includes each worker's share of that result, which the "
+        "computation leaves on the workers."
         + (" A small series (the machine was shared): the script runs to 4 x." if small else ""),
         "",
         "| ids | x one worker's limit | rows | segments | plan | portagather "
@@ -171,8 +188,8 @@ def section(rows: list[dict], routed: list[dict], large: list[dict], small: bool
         "them four per task in a tree, as `da.bincount` does; the routed plan sent every row "
         "with its flat position and its position in the ids (three arrays per chunk), sorted "
         "each chunk by result block and each group of pieces by target, which is why it took "
-        "7-9 x `da.bincount`'s time. It stays for a result larger than a worker (last row), "
-        "where no task may hold the whole result.",
+        "7-9 x `da.bincount`'s time. It stays for a result larger than a worker (last "
+        "rows), where no task may hold the whole result.",
         END,
     ]
     return "\n".join(lines)
@@ -203,6 +220,7 @@ def main(argv: list[str] | None = None) -> None:
         plot(rows, routed, HERE / "segments_scale_out.png")
     if args.large_result:
         large = series([LARGE_MULTIPLE], LARGE_SEGMENTS, CHUNK, bincount=False)
+        large += series([LARGE_MULTIPLE], LARGE_SEGMENTS, CHUNK, bincount=False, sorted_ids=True)
         assert all(r["agrees"] for r in large)
         large_path.write_text(json.dumps(large, indent=1))
     large = json.loads(large_path.read_text()) if large_path.exists() else []
