@@ -180,7 +180,7 @@ def test_each_task_holds_one_block_its_ids_and_one_partial(sorted_ids, reduce):
             spanned = len(np.unique(ids[key[1] * CHUNK : (key[1] + 1) * CHUNK]))
             written = spanned * 16 if sorted_ids else partial
             assert costs.outputs[key] <= written, (key, costs.outputs[key], written)
-        elif name in ("segment-combine", "segment-sum", "segment-max", "segment-count"):
+        else:  # combining tasks and the result's (fused or not), whatever their names
             assert costs.params_blocks[key] == 0
             assert read <= FAN_IN * partial, (key, read)
             assert costs.outputs[key] <= partial
@@ -240,7 +240,8 @@ def test_sorted_plan_past_the_limit(reduce, policy):
 
 
 def test_sorted_plan_moves_runs_not_rows():
-    """A sorted-plan task reads one data block and its ids and writes one entry per run."""
+    """A sorted-plan partial reads one data block and its ids and writes one entry per run;
+    every other task reads at most FAN_IN pieces of one result block's entries, no rows."""
     segments, rows = 5000, 8 * ROWS
     rng = np.random.default_rng(7)
     ids = np.sort(rng.integers(0, segments, rows))
@@ -258,5 +259,6 @@ def test_sorted_plan_moves_runs_not_rows():
             runs = len(np.unique(ids[key[1] * CHUNK : (key[1] + 1) * CHUNK]))
             assert read <= 2 * CHUNK * 8
             assert costs.outputs[key] <= runs * 16, (key, costs.outputs[key], runs)
-        elif name == "segment-sum":
-            assert read <= 2 * block and costs.params_blocks[key] == 0
+        else:  # pieces, combining tasks, the result's blocks: runs' entries, never rows
+            assert costs.params_blocks[key] == 0
+            assert read <= FAN_IN * 2 * block, (key, read)  # a block's entries: id, value
