@@ -155,7 +155,9 @@ def test_every_scatter_task_reads_at_most_one_params_block(data, policy):
     more than one params block or more than 2 x (params block + update chunk + its index
     chunk), and the result is right (against NumPy's ufunc.at)."""
     params, points, _, index_d = data
-    with warnings.catch_warnings():
+    # The routed plan: params here is small enough for dense partials of the whole target
+    # (dask_segments), whose bounds test_segment_plans.py checks; a limit of 0 routes.
+    with warnings.catch_warnings(), dask.config.set({"portagather.segment-partial-bytes": 0}):
         warnings.simplefilter("error", dask.array.PerformanceWarning)
         calls = _scatter_calls(params, points, index_d, policy)
     for name, lazy, p, updates, wanted in calls:

@@ -386,11 +386,22 @@ def segment_reduce(
     if empty is None:
         empty = call.routes["identity", reduce] = identity(xp, reduce, call.data.dtype)
     init = call.engine.full(call.result_shape, empty, call.data.dtype, call.data)
-    count = None
-    if reduce == "mean" or with_count:
+    counting = reduce == "mean" or with_count
+    report = call.routes.get(("report",))
+    if report is None:
+        report = call.routes["report",] = plan_segments(
+            call.result_shape, tuple(call.ids.shape)
+        ).report
+    planned = call.engine.segment_reduce(
+        call.data, call.ids, call.num_segments, _SCATTER[reduce], empty, policy, report,
+        counting=counting, ids_sorted=call.ids_sorted,
+    )  # fmt: skip
+    if planned is not None:  # the engine's own plan (Dask: by size)
+        result, count = planned
+    elif counting:
         result, count = _scatter_with_count(call, init, _SCATTER[reduce], policy)
     else:
-        result = _scatter(call, init, call.data, _SCATTER[reduce], policy)
+        result, count = _scatter(call, init, call.data, _SCATTER[reduce], policy), None
     if not math.prod(call.data.shape) and dtype_kind(xp, call.data.dtype) in _DIFFERENTIABLE:
         # No rows: the identity, kept in the autograd graph of the data (PyTorch), as the
         # scatter of rows would be, by adding the data's (empty, so zero) sum. Only floating

@@ -194,6 +194,18 @@ class Engine:
         dropping = components.keep is not None
         return self.scatter_at(data, flat, updates, reduce, promises, dropping=dropping)
 
+    def segment_reduce(
+        self, data: Any, ids: Any, num_segments: int, reduce: str, identity: int | float,
+        policy: str, report: BadIndex, *, counting: bool, ids_sorted: bool,
+    ) -> tuple[Any, Any] | None:  # fmt: skip
+        """A segment reduction by a plan of this engine's own: `data`'s rows combined by
+        scatter reduction `reduce` into `num_segments` segments at `ids` (a leading part of
+        data's shape; a bad one as `policy` says, reported as `report`), each segment
+        starting from `identity`; with the rows per segment (int64) where `counting`, else
+        None. None where the engine has no plan of its own: the scatter into the identity
+        runs."""
+        return None
+
     def checked_scatter(
         self, plan: GatherPlan, index_shape: tuple[int, ...], index_dtype: Any, reduce: str,
         promises: ScatterPromises, policy: str, *, in_place: bool,

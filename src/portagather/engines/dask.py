@@ -12,6 +12,7 @@ from typing import Any
 
 import dask.array as da
 import numpy as np
+from dask.array.core import normalize_chunks
 from dask.delayed import delayed
 
 from .._errors import BadIndex, python_value
@@ -21,6 +22,13 @@ from .._scatter import ScatterPromises
 from .base import Engine, depth0_grid
 from .dask_routes import Role, routed_gather
 from .dask_scatter_routes import routed_scatter
+from .dask_segments import (
+    has_unknown_sizes,
+    plan_of,
+    scatter_partials,
+    segment_partials,
+    sorted_segments,
+)
 
 
 class DaskEngine(Engine):
@@ -75,7 +83,35 @@ class DaskEngine(Engine):
         self, data: Any, flat: Any, updates: Any, reduce: str, promises: ScatterPromises,
         *, dropping: bool = True,
     ) -> Any:  # fmt: skip
+        """Into a target small enough for one task (``dask_segments.plan_of``): dense
+        partials of the target combined in a tree; else the updates routed to its blocks."""
+        if (
+            reduce != "update"
+            and not has_unknown_sizes(data, flat, updates)
+            and plan_of(math.prod(data.shape), (), data.dtype, False) == "partial"
+        ):
+            return scatter_partials(data, flat, updates, reduce)
         return routed_scatter(data, flat, updates, reduce, promises)
+
+    def segment_reduce(
+        self, data: Any, ids: Any, num_segments: int, reduce: str, identity: int | float,
+        policy: str, report: BadIndex, *, counting: bool, ids_sorted: bool,
+    ) -> tuple[Any, Any] | None:  # fmt: skip
+        """The partial plan (``dask_segments``) where one partial of the result fits a task;
+        past that, the sorted plan where the ids are promised sorted; else None (the routed
+        scatter), and where nothing is reduced."""
+        if not num_segments or not math.prod(data.shape) or has_unknown_sizes(data, ids):
+            return None
+        inner = data.chunks[ids.ndim :]
+        if plan_of(num_segments, inner, data.dtype, counting) == "partial":
+            return segment_partials(data, ids, num_segments, reduce, identity, policy, report,
+                                    counting)  # fmt: skip
+        if not ids_sorted:
+            return None
+        shape = (num_segments, *data.shape[ids.ndim :])
+        chunks = normalize_chunks(("auto", *inner), shape, dtype=np.dtype(data.dtype))[0]
+        return sorted_segments(data, ids, num_segments, reduce, identity, policy, report,
+                               counting, chunks)  # fmt: skip
 
     def gather_axes(
         self, params: Any, components: Components, plan: GatherPlan, out: Any = None
