@@ -454,9 +454,9 @@ def report(res: dict[str, Any]) -> str:
         "## Per call: every public function on tiny inputs",
         "",
         f"`python benchmarks/per_call.py --repeat {repeat}` on {info['cpu']} "
-        f"({info['cores']} cores, shared with other processes while it ran), one intra-op "
-        f"thread; {harness.versions_text(info)}. Measured on the portagather source at commit "
-        f"`{res['commit']}`, as the run imported it, with other processes running.",
+        f"({info['cores']} cores), one intra-op thread; {harness.versions_text(info)}. "
+        f"Measured on the portagather source at commit `{res['commit']}`, as the run "
+        "imported it.",
         "",
         "Params 8 x 6 float32 with 5 index vectors (no duplicates); an 8 x 3 index along axis "
         "1 (`take_along_axis`, `gather_d`, `scatter_d`, `put_along_axis`); `gather` takes 5 "
