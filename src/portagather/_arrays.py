@@ -212,6 +212,33 @@ def dtype_kind(xp: Any, dtype: Any) -> str | None:
     return None
 
 
+#: Each reduction's name in the scatters (``reduce=``) and the front ends' names for it.
+_REDUCTION_NAMES = {
+    "sum": "add", "mean": "add", "add": "add", "prod": "multiply", "multiply": "multiply",
+    "max": "max", "amax": "max", "min": "min", "amin": "min",
+}  # fmt: skip
+
+
+def reduction_identity(xp: Any, reduce: str, dtype: Any) -> int | float | bool:
+    """The identity of `reduce` (a scatter's name, ``"add"``, ``"multiply"``, ``"max"``,
+    ``"min"``, or a segment's or PyTorch's for it) in `dtype`, as a Python scalar: 0, 1, the
+    lowest or the highest value of the dtype (minus and plus infinity for floating dtypes,
+    False and True for bool). Written once: an empty segment, a Dask partial and PyTorch's
+    ``include_self=False`` all start from it. Complex has no order, so no max or min: 0."""
+    reduce = _REDUCTION_NAMES[reduce]
+    if reduce in ("add", "multiply"):
+        return int(reduce == "multiply")
+    kind = dtype_kind(xp, dtype)
+    if kind == "bool":
+        return reduce == "min"
+    if kind == "real floating":
+        return -math.inf if reduce == "max" else math.inf
+    if kind not in ("signed integer", "unsigned integer"):
+        return 0
+    info = xp.iinfo(dtype)
+    return int(info.min) if reduce == "max" else int(info.max)
+
+
 def dtype_name(dtype: Any) -> str:
     """A dtype's name as every backend would print it: ``int32``, not ``torch.int32``,
     ``array_api_strict.int32`` or ndonnx's ``Int32``."""

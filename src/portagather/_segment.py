@@ -25,7 +25,7 @@ import numpy as np
 
 from ._api import scatter_route, scatter_with_count
 from ._arguments import _Pair
-from ._arrays import dtype_kind, dtype_name, static_shape
+from ._arrays import dtype_kind, dtype_name, reduction_identity, static_shape
 from ._errors import BadIndex, raise_first_bad
 from ._indices import normalize_policy, resolve_default, to_wide
 from ._plan import GatherPlan, plan_gather
@@ -156,17 +156,7 @@ def identity(xp: Any, reduce: str, dtype: Any) -> int | float | bool:
     """The identity of `reduce` in `dtype`: what an empty segment holds (0, 1, the lowest or
     the highest value of the dtype: minus and plus infinity for floating dtypes, False and
     True for bool)."""
-    if reduce in ("sum", "mean"):
-        return 0
-    if reduce == "prod":
-        return 1
-    kind = dtype_kind(xp, dtype)
-    if kind == "bool":
-        return reduce == "min"
-    if kind == "real floating":
-        return -math.inf if reduce == "max" else math.inf
-    info = xp.iinfo(dtype)
-    return int(info.min) if reduce == "max" else int(info.max)
+    return reduction_identity(xp, reduce, dtype)
 
 
 @dataclass

@@ -55,7 +55,7 @@ import numpy as np
 
 from .. import _api
 from .._arguments import arrays, as_arrays, gather_arguments, int_argument, scatter_arguments
-from .._arrays import check_index_dtype, dtype_kind, dtype_name
+from .._arrays import check_index_dtype, dtype_kind, dtype_name, reduction_identity
 from .._errors import BadIndex
 from .._plan import plan_gather, plan_gather_d, plan_take_along_axis
 from .._python_values import check_python_values
@@ -342,22 +342,7 @@ def _identity(xp: Any, input: Any, index: Any, reduce: str) -> Any:
     dtype = input.dtype
     shape = tuple(index.shape)
     device = aac.device(input)
-    if reduce in ("sum", "mean"):
-        return xp.zeros(shape, dtype=dtype, device=device)
-    if reduce == "prod":
-        return xp.ones(shape, dtype=dtype, device=device)
-    kind = dtype_kind(xp, dtype)
-    floating = kind == "real floating"
-    integral = kind in ("signed integer", "unsigned integer")
-    if floating:
-        value: Any = -math.inf if reduce == "amax" else math.inf
-    elif integral:
-        info = xp.iinfo(dtype)
-        value = info.min if reduce == "amax" else info.max
-    elif dtype == xp.bool:  # False < True: amax is OR, amin AND
-        return (xp.zeros if reduce == "amax" else xp.ones)(shape, dtype=dtype, device=device)
-    else:  # complex: the core names the dtype that has no order
-        return xp.zeros(shape, dtype=dtype, device=device)
+    value = reduction_identity(xp, reduce, dtype)
     return xp.full(shape, value, dtype=dtype, device=device)
 
 

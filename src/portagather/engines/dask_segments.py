@@ -52,6 +52,7 @@ from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 from dask.utils import parse_bytes
 
+from .._arrays import reduction_identity
 from .._errors import BadIndex
 from .dask_routes import block_starts
 from .dask_scatter_routes import FAN_IN
@@ -89,19 +90,6 @@ def plan_of(segments: int, inner_chunks: tuple[tuple[float, ...], ...], dtype: A
     return "partial" if size <= partial_limit() else "routed"
 
 
-def identity_of(reduce: str, dtype: Any) -> int | float | bool:
-    """The identity of scatter reduction `reduce` in NumPy `dtype`."""
-    dtype = np.dtype(dtype)
-    if reduce in ("add", "multiply"):
-        return dtype.type(reduce == "multiply").item()  # type: ignore[no-any-return]
-    if dtype.kind == "b":
-        return reduce == "min"
-    if dtype.kind == "f":
-        return -math.inf if reduce == "max" else math.inf
-    info = np.iinfo(dtype)
-    return int(info.min) if reduce == "max" else int(info.max)
-
-
 @dataclass(frozen=True)
 class _Reduction:
     """What the tasks of one partial plan need to know; small and picklable."""
@@ -119,7 +107,25 @@ class _Reduction:
 
     @property
     def dtype(self) -> Any:
-        return np.dtype(self.dtype_name)
+        return dtype_named(self.dtype_name)
+
+
+def dtype_named(name: str) -> Any:
+    """NumPy's own instance of the dtype that `name` (``np.dtype(...).str``, or the name of
+    an ``ml_dtypes`` type such as ``"bfloat16"``, whose ``str`` is only ``"<V2"``) stands for:
+    ``ml_dtypes`` registers its names with NumPy when imported, which a worker has not done."""
+    try:
+        return np.dtype(name)
+    except TypeError:
+        import ml_dtypes
+
+        return np.dtype(getattr(ml_dtypes, name))
+
+
+def dtype_name(dtype: Any) -> str:
+    """The name :func:`dtype_named` takes back: NumPy's ``str``, or an ``ml_dtypes`` name."""
+    dtype = np.dtype(dtype)
+    return str(dtype.str if dtype.kind != "V" else dtype.name)
 
 
 def has_unknown_sizes(*arrays: Any) -> bool:
@@ -134,7 +140,7 @@ def segment_partials(
     part of data's shape), and the rows per segment where `counting` (else None)."""
     k = ids.ndim
     ids = ids.rechunk(data.chunks[:k])
-    spec = _Reduction(segments, reduce, identity, np.dtype(data.dtype).str, policy, counting,
+    spec = _Reduction(segments, reduce, identity, dtype_name(data.dtype), policy, counting,
                       report, k)  # fmt: skip
     token = tokenize(data, ids, spec)
     partial, combine = f"{prefix}-partial-{token}", f"{prefix}-combine-{token}"
@@ -286,7 +292,7 @@ def scatter_partials(data: Any, flat: Any, updates: Any, reduce: str) -> Any:
     its part of the root."""
     size = math.prod(int(n) for n in data.shape)
     flat = flat.rechunk(updates.chunks)
-    identity = identity_of(reduce, data.dtype)
+    identity = reduction_identity(np, reduce, np.dtype(data.dtype))
     total, _ = segment_partials(
         updates.astype(data.dtype), flat, size, reduce, identity, "ignore", None, False, "scatter"
     )
@@ -338,7 +344,7 @@ def sorted_segments(
     the inner axes), and the rows per segment where `counting` (else None)."""
     k = ids.ndim
     ids = ids.rechunk(data.chunks[:k])
-    spec = _Reduction(segments, reduce, identity, np.dtype(data.dtype).str, policy, counting,
+    spec = _Reduction(segments, reduce, identity, dtype_name(data.dtype), policy, counting,
                       report, k)  # fmt: skip
     token = tokenize(data, ids, spec, segment_chunks, "sorted")
     partial, piece = f"segment-sorted-partial-{token}", f"segment-sorted-piece-{token}"
