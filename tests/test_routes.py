@@ -227,3 +227,35 @@ def test_a_mean_whose_data_has_the_counts_dtype_keeps_two_routes(backend):
             got = pg.segment_mean(convert(data), convert(ids), 6, bad_indices="ignore")
             want = reference.ref_segment(data, ids, 6, "mean", "ignore")
             np.testing.assert_array_equal(_values(got), want)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("reduce", ["add", "multiply", "min", "max"])
+@pytest.mark.parametrize("operation", ["scatter_d", "put_along_axis"])
+def test_repeated_scatters_along_an_axis_match_the_reference(backend, operation, reduce):
+    convert = BACKENDS[backend]
+    index = np.array([[1, 0, 1], [2, 2, 0], [0, 1, 1], [3, 3, 3]])
+    updates = (np.arange(12, dtype=np.float32).reshape(4, 3) + 1) * 3
+    data = DATA[:4, :4]
+
+    def run(at):
+        if operation == "scatter_d":
+            return pg.scatter_d(convert(data), 1, convert(at), convert(updates), reduce=reduce)
+        return pg.put_along_axis(
+            convert(data), convert(at), convert(updates), axis=1, reduce=reduce
+        )
+
+    def ref(at):
+        if operation == "scatter_d":
+            return reference.ref_scatter_d(data, 1, at, updates, reduce=reduce)
+        return reference.ref_put_along_axis(data, at, updates, axis=1, reduce=reduce)
+
+    negative = index.copy()
+    negative[1, 2] = -4  # from the end: the policy's steps, not the kernels
+    bad = index.copy()
+    bad[2, 0] = 4
+    for _ in range(3):
+        for at in (index, negative):
+            np.testing.assert_array_equal(_values(run(at)), ref(at))
+        with pytest.raises(IndexError, match=r"^(index|indices)\[2, 0\] = 4"):
+            run(bad)

@@ -78,16 +78,11 @@ def call_key(options: tuple[Any, ...], *arrays: Any) -> tuple[Any, ...] | None:
     engine = KEYED_ENGINES.get(kind)
     if engine is None:
         return None
-    array_key = engine.route_key
-    key = list(options)
     for array in arrays:
         if type(array) is not kind:
             return None
-        part = array_key(array)
-        if part is None:
-            return None
-        key.append(part)
-    return tuple(key)
+    keys = engine.route_keys(arrays)
+    return None if keys is None else (options, keys)
 
 
 def find(key: tuple[Any, ...] | None) -> Any:

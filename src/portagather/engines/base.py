@@ -47,9 +47,10 @@ class Engine:
     def __init__(self, xp: Any) -> None:
         self.xp = xp
 
-    def route_key(self, x: Any) -> Hashable | None:
-        """What of array `x` a call's checks depend on (its shape, dtype and device), for the
-        key of a repeat call; None where this call must run every check."""
+    def route_keys(self, arrays: tuple[Any, ...]) -> Hashable | None:
+        """What of `arrays` (of :attr:`array_type`) a call's checks depend on (each one's
+        shape, dtype and device), for the key of a repeat call; None where this call must
+        run every check."""
         return None
 
     # How index values are seen, and the policies' steps (``_indices.IndexEngine``).

@@ -33,8 +33,8 @@ class NumPyEngine(Engine):
     #: below it, ``tolist`` and Python's ``min``/``max`` cost less than two reductions.
     SMALL = 32
 
-    def route_key(self, x: Any) -> Any:
-        return x.shape, x.dtype
+    def route_keys(self, arrays: tuple[Any, ...]) -> Any:
+        return tuple([(x.shape, x.dtype) for x in arrays])
 
     def full(self, shape: tuple[int, ...], value: float, dtype: Any, like: Any) -> Any:
         return np.full(shape, value, dtype=dtype)

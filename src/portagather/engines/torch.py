@@ -42,9 +42,9 @@ class TorchEngine(Engine):
     #: by one indexing call when valid.
     SMALL = 32
 
-    def route_key(self, x: Any) -> Any:
+    def route_keys(self, arrays: tuple[Any, ...]) -> Any:
         # Under torch.compile every call is traced anew: Dynamo keeps its own guards.
-        return None if compiling() else (x.shape, x.dtype, x.device)
+        return None if compiling() else tuple([(x.shape, x.dtype, x.device) for x in arrays])
 
     def index_access(self, x: Any) -> IndexAccess:
         return "none" if not compiling() and batched_by_vmap(x) else "now"
@@ -140,12 +140,33 @@ class TorchEngine(Engine):
             return None
         if not plan.vector and plan.axis == 0 and reduce != "update":  # a segment reduction
             return functools.partial(self._reduce_rows, reduce=reduce, in_place=in_place)
+        along = plan.kind == "along" and tuple(index_shape) == plan.out_shape and index_shape
+        if along and reduce != "update":
+            return functools.partial(self._reduce_along, axis=plan.axis, reduce=reduce)
         return functools.partial(
             self._scatter_if_valid, plan=plan, reduce=reduce, promises=promises
         )
 
     def full(self, shape: tuple[int, ...], value: float, dtype: Any, like: Any) -> Any:
         return torch.full(shape, value, dtype=dtype, device=like.device)
+
+    def _reduce_along(
+        self, data: Any, indices: Any, updates: Any, axis: int, reduce: str
+    ) -> Any | None:
+        """``scatter_d`` / ``put_along_axis`` reductions at an index of the updates' shape by
+        one ``scatter_add_`` or ``scatter_reduce_`` into a copy: torch raises on any value not
+        in ``[0, n)`` (a negative one, which these operations count from the end, goes
+        through the policy) and on an index longer than the data on another axis, having
+        written only into the copy."""
+        if not (data.is_cpu and self.reads_cheaply(indices)) or data.dtype in SIGNED_TWIN:
+            return None
+        out = data.clone()
+        try:
+            if reduce == "add":
+                return out.scatter_add_(axis, indices, updates)
+            return out.scatter_reduce_(axis, indices, updates, TORCH_REDUCE[reduce])
+        except (IndexError, RuntimeError):
+            return None
 
     def _reduce_rows(
         self, data: Any, ids: Any, updates: Any, reduce: str, in_place: bool
