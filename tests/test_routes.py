@@ -230,7 +230,7 @@ def test_a_mean_whose_data_has_the_counts_dtype_keeps_two_routes(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("reduce", ["add", "multiply", "min", "max"])
+@pytest.mark.parametrize("reduce", ["update", "add", "multiply", "min", "max"])
 @pytest.mark.parametrize("operation", ["scatter_d", "put_along_axis"])
 def test_repeated_scatters_along_an_axis_match_the_reference(backend, operation, reduce):
     convert = BACKENDS[backend]
@@ -254,8 +254,9 @@ def test_repeated_scatters_along_an_axis_match_the_reference(backend, operation,
     negative[1, 2] = -4  # from the end: the policy's steps, not the kernels
     bad = index.copy()
     bad[2, 0] = 4
+    unique = np.array([[1, 0, 2], [2, 3, 0], [0, 1, 3], [3, 2, 1]])  # no row repeats a target
     for _ in range(3):
-        for at in (index, negative):
+        for at in (index, negative, unique):  # last-wins "update" settles the first two
             np.testing.assert_array_equal(_values(run(at)), ref(at))
         with pytest.raises(IndexError, match=r"^(index|indices)\[2, 0\] = 4"):
             run(bad)

@@ -61,6 +61,15 @@ _PROMISES = {
 }
 
 
+def rows_hold_no_duplicate(index: Any, last: int) -> bool:
+    """Whether each row along the last axis of `index` (a small array of a backend with
+    ``tolist``: NumPy, PyTorch on the CPU) holds no value twice, nor a negative value, read
+    as Python lists: a scatter of ``"update"`` along that axis then has one update per target
+    and no winner to settle. `last` is the length of that axis."""
+    rows = index.reshape(-1, last).tolist() if last else []
+    return all(len(set(row)) == len(row) and min(row) >= 0 for row in rows)
+
+
 def check_promises(unique_indices: object, indices_are_sorted: object) -> ScatterPromises:
     """The promises as one (shared) object; a ``TypeError`` naming the argument for anything
     but a bool (a truthy string or array would make a promise the caller did not mean)."""

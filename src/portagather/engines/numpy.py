@@ -11,7 +11,7 @@ import numpy as np
 
 from .._indices import Components, flat_positions
 from .._plan import GatherPlan
-from .._scatter import NO_PROMISES, ScatterPromises
+from .._scatter import NO_PROMISES, ScatterPromises, rows_hold_no_duplicate
 from .base import Engine
 
 
@@ -102,7 +102,9 @@ class NumPyEngine(Engine):
         write = _writer(reduce)
         settle = reduce == "update" and not promises.unique_indices
         if plan.kind == "along":
-            return None if settle else _scatter_along(plan.axis, write, in_place)
+            if settle and plan.axis != len(index_shape) - 1:
+                return None  # which duplicate wins is settled by scatter()
+            return _scatter_along(plan.axis, write, in_place, settle)
         if plan.batch_dims or not plan.depth:
             return None
         depth = plan.depth if plan.vector else 0
@@ -281,16 +283,19 @@ def _scatter_places(
 
 
 def _scatter_along(
-    axis: int, write: Callable[..., None], in_place: bool
+    axis: int, write: Callable[..., None], in_place: bool, settle: bool = False
 ) -> Callable[[Any, Any, Any], Any]:
     """``scatter_d`` / ``put_along_axis`` as one indexing call (``ufunc.at`` for the
     reductions), positions as in :func:`_take_along_axis` over the updates' shape: NumPy
     counts a negative index from the end, as these operations do, and raises on one out of
     range (or on a position past the data's end on another axis), writing only into the
-    new result."""
+    new result. With `settle` (``"update"`` along the last axis without the promise of
+    unique indices), only an index whose rows hold no duplicate and no negative value."""
     grid: list[tuple[Any, ...]] = []
 
     def kernel(data: Any, indices: Any, updates: Any) -> Any:
+        if settle and not rows_hold_no_duplicate(indices, indices.shape[-1]):
+            return None  # duplicates along the last axis: scatter() settles the winners
         if not grid:
             grid.append(_axis_positions(updates.shape, axis))
         place = grid[0][:axis] + (indices,) + grid[0][axis + 1 :]

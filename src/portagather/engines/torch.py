@@ -15,7 +15,7 @@ import torch
 from .._errors import BadIndex
 from .._indices import Components, IndexAccess
 from .._plan import GatherPlan
-from .._scatter import ScatterPromises
+from .._scatter import ScatterPromises, rows_hold_no_duplicate
 from ._torch_private import batched_by_vmap
 from .base import Engine
 from .torch_scatter import SIGNED_TWIN, TORCH_REDUCE, compiling, scatter_along
@@ -141,8 +141,11 @@ class TorchEngine(Engine):
         if not plan.vector and plan.axis == 0 and reduce != "update":  # a segment reduction
             return functools.partial(self._reduce_rows, reduce=reduce, in_place=in_place)
         along = plan.kind == "along" and tuple(index_shape) == plan.out_shape and index_shape
-        if along and reduce != "update":
-            return functools.partial(self._reduce_along, axis=plan.axis, reduce=reduce)
+        settle = reduce == "update" and not promises.unique_indices
+        if along and (not settle or plan.axis == len(index_shape) - 1):
+            return functools.partial(
+                self._reduce_along, axis=plan.axis, reduce=reduce, settle=settle
+            )
         return functools.partial(
             self._scatter_if_valid, plan=plan, reduce=reduce, promises=promises
         )
@@ -151,17 +154,25 @@ class TorchEngine(Engine):
         return torch.full(shape, value, dtype=dtype, device=like.device)
 
     def _reduce_along(
-        self, data: Any, indices: Any, updates: Any, axis: int, reduce: str
+        self, data: Any, indices: Any, updates: Any, axis: int, reduce: str, settle: bool
     ) -> Any | None:
-        """``scatter_d`` / ``put_along_axis`` reductions at an index of the updates' shape by
-        one ``scatter_add_`` or ``scatter_reduce_`` into a copy: torch raises on any value not
-        in ``[0, n)`` (a negative one, which these operations count from the end, goes
-        through the policy) and on an index longer than the data on another axis, having
-        written only into the copy."""
+        """``scatter_d`` / ``put_along_axis`` at an index of the updates' shape by one
+        ``scatter_``, ``scatter_add_`` or ``scatter_reduce_`` into a copy: torch raises on any
+        value not in ``[0, n)`` (a negative one, which these operations count from the end,
+        goes through the policy) and on an index longer than the data on another axis,
+        having written only into the copy. With `settle` (``"update"`` along the last axis
+        without the promise of unique indices), only a small index whose rows hold no
+        duplicate, read as Python lists (torch says not which duplicate wins)."""
         if not (data.is_cpu and self.reads_cheaply(indices)) or data.dtype in SIGNED_TWIN:
+            return None
+        if settle and (
+            indices.numel() > self.SMALL or not rows_hold_no_duplicate(indices, indices.shape[-1])
+        ):
             return None
         out = data.clone()
         try:
+            if reduce == "update":
+                return out.scatter_(axis, indices, updates)
             if reduce == "add":
                 return out.scatter_add_(axis, indices, updates)
             return out.scatter_reduce_(axis, indices, updates, TORCH_REDUCE[reduce])
