@@ -167,7 +167,7 @@ def test_options_that_compare_equal_keep_their_own_checks(name, first, second, o
         _same(run(value), fresh[repr(value)])
 
 
-def test_a_device_or_dtype_of_its_own_is_a_key_of_its_own():
+def test_each_dtype_is_a_key_of_its_own():
     index = np.array([[1], [2]])
     for dtype in (np.float32, np.int8, np.bool_, np.float32):
         data = np.ones(4, dtype=dtype)

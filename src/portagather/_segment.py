@@ -152,13 +152,6 @@ def _unsigned_wide(xp: Any) -> Any:
     return found.get("uint64", found.get("uint32"))
 
 
-def identity(xp: Any, reduce: str, dtype: Any) -> int | float | bool:
-    """The identity of `reduce` in `dtype`: what an empty segment holds (0, 1, the lowest or
-    the highest value of the dtype: minus and plus infinity for floating dtypes, False and
-    True for bool)."""
-    return reduction_identity(xp, reduce, dtype)
-
-
 @dataclass
 class _Call:
     """One segment reduction's checked arguments."""
@@ -374,7 +367,7 @@ def segment_reduce(
         policy = "ignore"
     empty = call.routes.get(("identity", reduce))
     if empty is None:
-        empty = call.routes["identity", reduce] = identity(xp, reduce, call.data.dtype)
+        empty = call.routes["identity", reduce] = reduction_identity(xp, reduce, call.data.dtype)
     init = call.engine.full(call.result_shape, empty, call.data.dtype, call.data)
     counting = reduce == "mean" or with_count
     report = call.routes.get(("report",))

@@ -80,7 +80,7 @@ class NumPyEngine(Engine):
         if not _small_signed(index_shape, index_dtype, self.SMALL):
             return None
         if plan.kind == "along":
-            return _take_along_axis(plan.axis, plan.data_block)
+            return _take_along_axis(plan)
         if plan.batch_dims or not plan.depth or len(index_shape) == plan.vector:
             return None  # (a 1-d vector's 0-d parts would index a view)
         return _gather_places(plan.axis, plan.depth if plan.vector else 0, policy != "unchecked")
@@ -201,17 +201,16 @@ def _small_signed(shape: tuple[int, ...], dtype: Any, small: int) -> bool:
     return bool(shape) and math.prod(shape) <= small and np.dtype(dtype).kind == "i"
 
 
-def _take_along_axis(axis: int, block: tuple[int, ...] | None) -> Callable[[Any, Any], Any]:
+def _take_along_axis(plan: GatherPlan) -> Callable[[Any, Any], Any]:
     """``np.take_along_axis`` as one indexing call: the positions on the other axes (a
     broadcast ``arange`` each, made at the route's first call, its shapes being the route's)
-    and the index on `axis`, whose negative values count from the end as the operation's
-    do."""
+    and the index on the plan's axis, whose negative values count from the end as the
+    operation's do."""
     grid: list[tuple[Any, ...]] = []
-    blocked = None if block is None else tuple(slice(0, size) for size in block)
+    axis = plan.axis
 
     def kernel(data: Any, indices: Any) -> Any:
-        if blocked is not None:  # gather_d with a smaller index reads the leading block
-            data = data[blocked]
+        data = plan.read_block(data)  # gather_d with a smaller index reads the leading block
         if not grid:
             grid.append(_axis_positions(data.shape, axis))
         place = grid[0]
