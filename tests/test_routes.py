@@ -161,7 +161,7 @@ def test_options_that_compare_equal_keep_their_own_checks(name, first, second, o
     values = [first, second] if order == "as-listed" else [second, first]
     fresh = {}
     for value in values:
-        pg._routes._ROUTES.clear()
+        pg._arguments._ROUTES.clear()
         fresh[repr(value)] = run(value)
     for value in values * 2:  # now with the other's route kept
         _same(run(value), fresh[repr(value)])

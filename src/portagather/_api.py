@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ._arguments import gather_arguments, scatter_arguments
+from ._arguments import Operation, Route, gather_call, scatter_call
 from ._arguments import int_argument as _int_argument
 from ._arrays import Unread, fill_array
 from ._indices import IndexAccess, all_in_range, judge_ranges, normalize, resolve_default
@@ -27,10 +27,9 @@ from ._plan import (
     plan_gather_nd,
     plan_take_along_axis,
 )
-from ._routes import Route, call_key, find, keep, kernel_applies
-from ._scatter import NO_PROMISES, ScatterPromises
+from ._scatter import ScatterPromises
 from ._types import Array, IndexLike, Policy, Reduction, Scalar
-from .engines import Engine, engine_for
+from .engines import Engine
 
 
 @dataclass(slots=True)
@@ -60,30 +59,28 @@ def _engine_call(route: Route, data: Any, indices: Any) -> _Call:
     )
 
 
-def _execute(
+#: The public functions, as the checks and the pipeline see them.
+GATHER_ND = Operation(("params", "indices"), plan_gather_nd)
+GATHER = Operation(("params", "indices"), plan_gather)
+GATHER_D = Operation(("x", "index"), plan_gather_d)
+TAKE_ALONG_AXIS = Operation(("x", "indices"), plan_take_along_axis)
+SCATTER_ND = Operation(("params", "indices", "updates"), plan_gather_nd, "exact")
+SCATTER_D = Operation(("x", "index", "src"), plan_gather_d, "block")
+PUT_ALONG_AXIS = Operation(("x", "indices", "values"), plan_take_along_axis, "broadcast")
+
+
+def run_gather(
+    op: Operation,
     data: Any,
     indices: Any,
-    names: tuple[str, str],
-    planner: Any,
     arguments: tuple[Any, ...],
     bad_indices: object,
     fill_value: object,
 ) -> Any:
-    """The pipeline every gather shares, as one straight line: the route of the call (its
-    checks, run once per call signature), then the steps on the index values."""
-    options = (planner, arguments, type(bad_indices), bad_indices, type(fill_value), fill_value)
-    key = call_key(options, data, indices)
-    route = find(key)
-    if route is None:
-        xp, data, indices, plan, policy, fill = gather_arguments(
-            data, indices, names, planner, arguments, bad_indices, fill_value
-        )
-        engine = engine_for(xp)
-        kernel = None
-        if kernel_applies(engine, plan, policy):
-            kernel = engine.checked_gather(plan, indices.shape, indices.dtype, policy)
-        route = Route(xp, engine, plan, policy, fill, "update", NO_PROMISES, kernel)
-        keep(key, route)
+    """The pipeline every gather shares, as one straight line: the route of the checked call
+    (``_arguments.gather_call``: its checks run once per call signature), then the steps on
+    the index values."""
+    route, data, indices = gather_call(op, data, indices, arguments, bad_indices, fill_value)
     if route.kernel is not None:
         # Valid indices, the common case, cost no pass of portagather's where the backend's
         # own gather checks them (and on the host, reads them now); else the policy decides.
@@ -104,51 +101,35 @@ def _execute(
         return _run(call, fill) if result is None else result
     rows = call.engine.index_block_rows(call.data, call.indices, plan)
     if rows and call.access == "now":
-        return _run_in_blocks(call, fill, rows, planner, arguments)
+        return _run_in_blocks(call, fill, rows, op.planner, arguments)
     return _run(call, fill)
 
 
-def _execute_scatter(
+def run_scatter(
+    op: Operation,
     data: Any,
     indices: Any,
     updates: Any,
-    names: tuple[str, str, str],
-    planner: Any,
     arguments: tuple[Any, ...],
     reduce: object,
     bad_indices: object,
-    updates_fit: str,
-    promises: tuple[object, object],
+    unique_indices: object,
+    indices_are_sorted: object,
 ) -> Any:
-    """The scatters' pipeline: the route of the call (its checks, run once per call
-    signature), then one scatter of the updates at the places the gather would read, under
-    the caller's promises about the index. The arguments are :func:`scatter_arguments`'."""
-    # Each option with its type (_routes.typed, written out: a tiny call feels the calls).
-    unique, ordered = promises
-    options = (planner, arguments, type(reduce), reduce, type(bad_indices), bad_indices,
-               updates_fit, type(unique), unique, type(ordered), ordered)  # fmt: skip
-    key = call_key(options, data, indices, updates)
-    route = find(key)
-    if route is None:
-        xp, data, indices, updates, plan, policy, reduction, promised = scatter_arguments(
-            data, indices, updates, names, planner, arguments, reduce, bad_indices,
-            updates_fit, promises,
-        )  # fmt: skip
-        engine = engine_for(xp)
-        kernel = None
-        if kernel_applies(engine, plan, policy):
-            kernel = engine.checked_scatter(
-                plan, indices.shape, indices.dtype, reduction, promised, policy, in_place=False
-            )
-        route = Route(xp, engine, plan, policy, 0, reduction, promised, kernel)
-        keep(key, route)
+    """The scatters' pipeline: the route of the checked call (``_arguments.scatter_call``),
+    then one scatter of the updates at the places the gather would read, under the caller's
+    promises about the index."""
+    route, data, indices, updates = scatter_call(
+        op, data, indices, updates, arguments, reduce, bad_indices, unique_indices,
+        indices_are_sorted,
+    )  # fmt: skip
     return scatter_route(route, data, indices, updates)
 
 
 def scatter_route(route: Route, data: Any, indices: Any, updates: Any) -> Any:
     """The steps of a checked scatter (`route`) that remain: on the index values."""
     if route.kernel is not None:
-        # As for the gathers (_execute): a valid index, the common case, costs no range
+        # As for the gathers (run_gather): a valid index, the common case, costs no range
         # read where the backend's own scatter checks it; on a bad one, the policy decides.
         result = route.kernel(data, indices, updates)
         if result is not None:
@@ -385,9 +366,9 @@ def gather_nd(
     >>> pg.gather_nd(params, [[1, 5]], bad_indices="ignore", fill_value=-1)
     array([[-1, -1]])
     """
-    return _execute(  # type: ignore[no-any-return]
-        params, indices, ("params", "indices"), plan_gather_nd,
-        (_int_argument(batch_dims, "batch_dims"),), bad_indices, fill_value,
+    return run_gather(  # type: ignore[no-any-return]
+        GATHER_ND, params, indices, (_int_argument(batch_dims, "batch_dims"),), bad_indices,
+        fill_value,
     )  # fmt: skip
 
 
@@ -441,9 +422,9 @@ def gather(
            [20, 22]])
     """
     axis = None if axis is None else _int_argument(axis, "axis")
-    return _execute(  # type: ignore[no-any-return]
-        params, indices, ("params", "indices"), plan_gather,
-        (axis, _int_argument(batch_dims, "batch_dims")), bad_indices, fill_value,
+    return run_gather(  # type: ignore[no-any-return]
+        GATHER, params, indices, (axis, _int_argument(batch_dims, "batch_dims")), bad_indices,
+        fill_value,
     )  # fmt: skip
 
 
@@ -490,10 +471,9 @@ def gather_d(
     array([[2],
            [3]])
     """
-    return _execute(  # type: ignore[no-any-return]
-        x, index, ("x", "index"), plan_gather_d, (_int_argument(dim, "dim"),),
-        bad_indices, fill_value,
-    )  # fmt: skip
+    return run_gather(  # type: ignore[no-any-return]
+        GATHER_D, x, index, (_int_argument(dim, "dim"),), bad_indices, fill_value
+    )
 
 
 def take_along_axis(
@@ -541,10 +521,9 @@ def take_along_axis(
     array([[10],
            [50]])
     """
-    return _execute(  # type: ignore[no-any-return]
-        x, indices, ("x", "indices"), plan_take_along_axis, (_int_argument(axis, "axis"),),
-        bad_indices, fill_value,
-    )  # fmt: skip
+    return run_gather(  # type: ignore[no-any-return]
+        TAKE_ALONG_AXIS, x, indices, (_int_argument(axis, "axis"),), bad_indices, fill_value
+    )
 
 
 def scatter_nd(
@@ -610,10 +589,9 @@ def scatter_nd(
     array([[1., 9.],
            [1., 1.]])
     """
-    return _execute_scatter(  # type: ignore[no-any-return]
-        params, indices, updates, ("params", "indices", "updates"), plan_gather_nd,
-        (_int_argument(batch_dims, "batch_dims"),), reduce, bad_indices, "exact",
-        (unique_indices, indices_are_sorted),
+    return run_scatter(  # type: ignore[no-any-return]
+        SCATTER_ND, params, indices, updates, (_int_argument(batch_dims, "batch_dims"),),
+        reduce, bad_indices, unique_indices, indices_are_sorted,
     )  # fmt: skip
 
 
@@ -668,10 +646,9 @@ def scatter_d(
     >>> pg.scatter_d(np.zeros(3, dtype=int), 0, [0, 0, 2], [1, 2, 3], reduce="add")
     array([3, 0, 3])
     """
-    return _execute_scatter(  # type: ignore[no-any-return]
-        x, index, src, ("x", "index", "src"), plan_gather_d, (_int_argument(dim, "dim"),),
-        reduce, bad_indices, "block",
-        (unique_indices, indices_are_sorted),
+    return run_scatter(  # type: ignore[no-any-return]
+        SCATTER_D, x, index, src, (_int_argument(dim, "dim"),), reduce, bad_indices,
+        unique_indices, indices_are_sorted,
     )  # fmt: skip
 
 
@@ -722,8 +699,7 @@ def put_along_axis(
     array([[10,  0, 20],
            [ 0, 40, 50]])
     """
-    return _execute_scatter(  # type: ignore[no-any-return]
-        x, indices, values, ("x", "indices", "values"), plan_take_along_axis,
-        (_int_argument(axis, "axis"),), reduce, bad_indices, "broadcast",
-        (unique_indices, indices_are_sorted),
+    return run_scatter(  # type: ignore[no-any-return]
+        PUT_ALONG_AXIS, x, indices, values, (_int_argument(axis, "axis"),), reduce, bad_indices,
+        unique_indices, indices_are_sorted,
     )  # fmt: skip

@@ -1,53 +1,494 @@
 """Every call's arguments, checked in one order before any backend sees them.
 
-Each public function (and each compat front end, through them) passes its arguments here
-first. The checks run in one order on every backend, so that a call with two faults reports
-the same one everywhere (docs/contract.md, "Errors"):
+Each public function (the gathers, the scatters, the segment reductions and ``segment_csr``,
+and each compat front end through them) passes its arguments to one entry point here
+(:func:`gather_call`, :func:`scatter_call`, :func:`segment_call`, :func:`csr_call`), which
+returns the checked call with named fields. The checks run in one order on every backend, so
+that a call with two faults reports the same one everywhere (docs/contract.md, "Errors"):
 
 1. the options: ``axis``, ``dim`` and ``batch_dims`` are ints (:func:`int_argument`, as the
-   public functions read them), ``bad_indices`` names a policy and ``reduce`` a reduction;
+   public functions read them), ``bad_indices`` names a policy, ``reduce`` a reduction, the
+   promises are bools and ``num_segments`` an int;
 2. the kinds: the data, the index, the updates and ``fill_value`` are arrays or Python
    values of the right kind (a scalar, or rectangular nested lists and tuples of them; no
    ``None``, dict, string index or other object), and the arrays are of one namespace;
 3. ranks and shapes: the plan of the gather (``_plan``), the updates' shape, a 0-d
-   ``fill_value``;
+   ``fill_value``, segment ids that lead the data's shape, CSR offsets that split it;
 4. dtypes: an integer index, a reduction the data's dtype has, updates that cast safely;
-5. values: ``fill_value`` and Python updates held exactly by the data's dtype, and Python
-   index values that no integer dtype of the data's device holds, under the policy.
+5. values: ``fill_value`` and Python updates held exactly by the data's dtype, Python
+   index values that no integer dtype of the data's device holds (under the policy), and a
+   ``num_segments`` that an array of the device can hold.
 
 The values of index arrays are the policy's, afterwards (``_indices``). Python values become
 arrays of the data's namespace only once all five have passed, on the data's device and in
 a dtype that device holds: no backend ever sees an argument portagather has not checked.
+
+A call is checked once per call signature: the first call of a key (:func:`call_key`: the
+operation, the options as written, each array's type, shape, dtype and device) runs the
+checks and keeps what they found as a data-only route (:class:`Route`, :class:`SegmentRoute`,
+:class:`CsrRoute`); a repeat call finds it with one dictionary lookup and runs no check (the
+idea of einops' cached recipe). The values of an index are never part of a key: the policy
+reads them on every call. Only arrays are keyed: a call with Python values, an option that
+cannot be hashed, or arrays of a type whose engine keeps no key (JAX, Dask, ndonnx,
+array-api-strict, whose calls either compile once per shape already or are lazy) runs every
+check each time.
 """
 
 from __future__ import annotations
 
+import math
 import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import array_api_compat as aac
 import numpy as np
 
 from ._arrays import (
-    check_fill_value,
-    check_index_dtype,
+    DTYPE_KINDS,
+    Unread,
     device_for_new,
+    dtype_kind,
     dtype_name,
-    fill_value_kind,
-    fill_value_shape,
-    static_shape,
+    reduction_identity,
+    unknown_sizes,
 )
 from ._errors import raise_first_bad
-from ._indices import normalize_policy, resolve_default
-from ._plan import GatherPlan
-from ._python_values import (
-    is_array,
-    python_values,
-    shown,
-)
-from ._scatter import ScatterPromises, check_promises, check_reduce, check_reduce_dtype
-from ._updates import Updates
-from .engines import engine_for
+from ._indices import normalize_policy, resolve_default, to_wide
+from ._plan import GatherPlan, Offsets, plan_segments
+from ._python_values import casts_safely, check_exact_values, is_array, python_values, shown
+from ._scatter import NO_PROMISES, ScatterPromises
+from .engines import KEYED_ENGINES, Engine, engine_for
+
+# -- the operations, and the routes of checked calls ----------------------------------------
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Operation:
+    """A public function as the checks and the pipeline see it: the names its arguments have
+    in messages (data, index, and the updates of a scatter), the planner of its shapes, and
+    which updates shapes fit a scatter (:func:`scatter_call`). Compared and hashed by
+    identity: a call's key holds the module's own constant."""
+
+    names: tuple[str, ...]
+    planner: Callable[..., GatherPlan]
+    updates_fit: str = "exact"
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """What the checks of one call signature found: nothing but data, the engine, and the
+    engine's checked kernel for it.
+
+    `policy` is the canonical policy (``"default"`` until the call knows how its index values
+    can be seen); `fill` what ``check_fill_value`` made of ``fill_value`` (gathers);
+    `reduction` the reduction the engine runs (scatters: ``"max"`` for ``"add"`` on bool).
+    `kernel` is :meth:`Engine.checked_gather` or :meth:`Engine.checked_scatter` of the route:
+    the whole call for a valid index, or None where it does not serve (the policy decides).
+    Every field is given (no defaults): torch.compile traces a route's making, and cannot
+    trace a default object's."""
+
+    xp: Any
+    engine: Engine
+    plan: GatherPlan
+    policy: str
+    fill: Any
+    reduction: str
+    promises: ScatterPromises
+    kernel: Callable[..., Any] | None
+
+
+def kernel_applies(engine: Engine, plan: GatherPlan, policy: str) -> bool:
+    """Whether a checked kernel may answer calls of `plan` under `policy`: the policy leaves
+    every valid index as it is (TensorFlow's default is "error" wherever such a kernel
+    applies, since it applies only where the values can be read now), and the pipeline has
+    no answer of its own (an empty result, an empty axis)."""
+    return (
+        engine.gathers_checked
+        and policy in ("error", "unchecked", "default")
+        and not plan.reads_nothing
+        and 0 not in plan.axis_sizes
+    )
+
+
+def call_key(options: tuple[Any, ...], *arrays: Any) -> tuple[Any, ...] | None:
+    """The key of a call with these `options` (hashable values, each after its type where a
+    value of another type could compare equal: ``0``, ``0.0``, ``False`` and ``np.int8(0)``
+    compare equal and hash alike, yet the checks treat them differently) and these arrays,
+    or None where the call cannot be keyed (arrays of two types, of a type with no keyed
+    engine, Python values)."""
+    kind = type(arrays[0])
+    engine = KEYED_ENGINES.get(kind)
+    if engine is None:
+        return None
+    for array in arrays:
+        if type(array) is not kind:
+            return None
+    keys = engine.route_keys(arrays)
+    return None if keys is None else (options, keys)
+
+
+#: Routes by key. A program calls a bounded number of signatures; the bound keeps a program
+#: that calls an unbounded number (shapes that grow) from holding on to every one.
+_ROUTES: dict[tuple[Any, ...], Any] = {}
+
+
+_MAX_ROUTES = 1024
+
+
+def find(key: tuple[Any, ...] | None) -> Any:
+    """The route kept for `key` (a :class:`Route`, or a front end's own record), or None
+    (also where a value of the key cannot be hashed)."""
+    if key is None:
+        return None
+    try:
+        return _ROUTES.get(key)
+    except TypeError:  # an option that cannot be hashed (a list as bad_indices, an array)
+        return None
+
+
+def keep(key: tuple[Any, ...] | None, route: Any) -> None:
+    """Keep `route` for later calls of `key` (where there is one, and it can be hashed)."""
+    if key is None:
+        return
+    if len(_ROUTES) >= _MAX_ROUTES:
+        _ROUTES.clear()
+    try:
+        _ROUTES[key] = route
+    except TypeError:
+        pass
+
+
+# -- the entry points: a checked call, or the route kept for its key ------------------------
+
+
+def gather_call(
+    op: Operation,
+    data: Any,
+    indices: Any,
+    arguments: tuple[Any, ...],
+    bad_indices: object,
+    fill_value: object,
+) -> tuple[Route, Any, Any]:
+    """``(route, data, indices)`` of a gather: its :class:`Route`, found by the call's key or
+    made from every argument checked (once per key), and the data and the index as arrays
+    of the route's namespace. `arguments` are the planner's integer arguments after `op`'s
+    shapes, as :func:`int_argument` read them."""
+    options = (op, arguments, type(bad_indices), bad_indices, type(fill_value), fill_value)
+    key = call_key(options, data, indices)
+    route = find(key)
+    if route is not None:
+        return route, data, indices
+    policy = normalize_policy(bad_indices)
+    data_name, index_name = op.names
+    pair = _Pair(data, indices, data_name, index_name)
+    default_fill = type(fill_value) is int and fill_value == 0
+    if not default_fill:
+        fill_value_kind(fill_value)
+    plan = plan_for(op.planner, pair.data, pair.indices, data_name, index_name, arguments)
+    if not default_fill:
+        fill_value_shape(fill_value)
+    xp = pair.xp
+    data = pair.data_array()
+    pair.check_index_dtype()
+    fill = 0 if default_fill else check_fill_value(xp, fill_value, data.dtype)
+    indices = pair.index_array(data, plan, policy)
+    engine = engine_for(xp)
+    kernel = None
+    if kernel_applies(engine, plan, policy):
+        kernel = engine.checked_gather(plan, indices.shape, indices.dtype, policy)
+    route = Route(xp, engine, plan, policy, fill, "update", NO_PROMISES, kernel)
+    keep(key, route)
+    return route, data, indices
+
+
+def scatter_call(
+    op: Operation,
+    data: Any,
+    indices: Any,
+    updates: Any,
+    arguments: tuple[Any, ...],
+    reduce: object,
+    bad_indices: object,
+    unique_indices: object,
+    indices_are_sorted: object,
+) -> tuple[Route, Any, Any, Any]:
+    """``(route, data, indices, updates)`` of a scatter, as :func:`gather_call`'s: `updates`
+    as an array of the data's namespace and dtype, of the gather's result shape. The route's
+    `reduction` is what the engine runs (``"max"`` for ``"add"`` on bool: OR), its `promises`
+    the caller's ``unique_indices`` and ``indices_are_sorted``.
+
+    ``op.updates_fit`` says which updates shapes fit: ``"exact"`` (``scatter_nd``),
+    ``"block"`` (``scatter_d``: at least the index's shape on every axis; its leading block is
+    used, as in ``torch.scatter``) or ``"broadcast"`` (``put_along_axis``).
+    """
+    options = (op, arguments, type(reduce), reduce, type(bad_indices), bad_indices,
+               type(unique_indices), unique_indices, type(indices_are_sorted),
+               indices_are_sorted)  # fmt: skip
+    key = call_key(options, data, indices, updates)
+    route = find(key)
+    if route is not None:
+        return route, data, indices, updates
+    data_name, index_name, update_name = op.names
+    fit = op.updates_fit
+    policy = normalize_policy(bad_indices)
+    reduce = check_reduce(reduce)
+    promised = check_promises(unique_indices, indices_are_sorted)
+    pair = _Pair(data, indices, data_name, index_name)
+    given = Updates(pair.xp, pair.data_given, pair.data_name, updates, update_name)
+    plan = plan_for(op.planner, pair.data, pair.indices, data_name, index_name, arguments)
+    given.check_shape(plan.out_shape, fit)
+    data = pair.data_array()
+    pair.check_index_dtype()
+    xp = pair.xp
+    reduction = check_reduce_dtype(xp, reduce, data.dtype, data_name)
+    given.check_dtype(data.dtype)
+    updates = given.array(data, plan.out_shape, fit)
+    indices = pair.index_array(data, plan, policy)
+    engine = engine_for(xp)
+    kernel = None
+    if kernel_applies(engine, plan, policy):
+        kernel = engine.checked_scatter(
+            plan, indices.shape, indices.dtype, reduction, promised, policy, in_place=False
+        )
+    route = Route(xp, engine, plan, policy, 0, reduction, promised, kernel)
+    keep(key, route)
+    return route, data, indices, updates
+
+
+@dataclass(slots=True)
+class SegmentCall:
+    """One segment reduction's checked arguments: the namespace and its engine, the data and
+    the ids as arrays of it, the number of segments, the policy (TensorFlow's default
+    resolved), how the ids' values can be seen, and the caller's promise that the ids never
+    decrease (an engine may use a sorted kernel)."""
+
+    xp: Any
+    engine: Engine
+    data: Any
+    ids: Any
+    num_segments: int
+    policy: str
+    access: Any
+    ids_sorted: bool
+    #: The scatters' routes (and the identity) found for this call's signature, by what they
+    #: are for (``_segment``): shared by its repeat calls (:class:`SegmentRoute`), so each is
+    #: made once.
+    routes: dict[tuple[Any, ...], Any]
+
+    @property
+    def result_shape(self) -> tuple[int, ...]:
+        return (self.num_segments, *self.data.shape[self.ids.ndim :])
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentRoute:
+    """What the checks of one segment reduction's signature found, for its repeat calls: the
+    namespace, its engine, the number of segments, the policy as named (TensorFlow's default
+    unresolved), the promise of sorted ids and :attr:`SegmentCall.routes`."""
+
+    xp: Any
+    engine: Engine
+    num_segments: int
+    policy: str
+    ids_sorted: bool
+    routes: dict[tuple[Any, ...], Any]
+
+
+def segment_call(
+    data: Any, segment_ids: Any, num_segments: object, reduce: str, indices_are_sorted: object,
+    bad_indices: object, function: str, drop_negative: bool, with_count: bool,
+) -> SegmentCall:  # fmt: skip
+    """The checked call of the segment reduction `reduce`, from its route where the call's
+    key was seen before (a given `num_segments`; else it is read from the ids each time).
+
+    The checks, in the scatters' order: the policy, the arrays, the ids' dtype, the data's
+    dtype, the shapes, `num_segments`; then `num_segments` read from the ids where not given.
+    Ids given as Python values are the gathers' (:class:`_Pair`): integers, and a value that
+    no integer dtype of the data's device holds is bad under every policy, dealt with as the
+    policy says (:func:`_fitted_index`: ``"error"`` names it as written); with
+    `drop_negative` a negative one is dropped, as every negative id then is.
+    """
+    key = None
+    if num_segments is not None:
+        options = (reduce, type(num_segments), num_segments, type(indices_are_sorted),
+                   indices_are_sorted, type(bad_indices), bad_indices, drop_negative,
+                   with_count, function)  # fmt: skip
+        key = call_key(options, data, segment_ids)
+    kept = find(key)
+    if kept is not None:  # only what the ids' values decide is left
+        engine = kept.engine
+        ids = engine.index_array(segment_ids)
+        access = engine.index_access(ids)
+        return SegmentCall(
+            kept.xp, engine, data, ids, kept.num_segments, resolve_default(kept.policy, access),
+            access, kept.ids_sorted, kept.routes,
+        )  # fmt: skip
+    named_policy = policy = normalize_policy(bad_indices)
+    promises = check_promises(False, indices_are_sorted)
+    pair = _Pair(data, segment_ids, "data", "segment_ids")
+    data = pair.data_array()
+    xp, as_values = pair.xp, pair.from_values[1]
+    pair.check_index_dtype()
+    check_segment_dtype(xp, reduce, data.dtype, function)
+    shape, id_shape = static_shape(data, "data"), static_shape(pair.indices, "segment_ids")
+    if shape[: len(id_shape)] != id_shape:
+        msg = (
+            f"segment_ids.shape must be a leading part of data.shape; got segment_ids.shape = "
+            f"{id_shape} and data.shape = {shape}"
+        )
+        raise ValueError(msg)
+    count = _num_segments_argument(num_segments)
+    engine = engine_for(xp)
+    if count is not None:
+        check_num_segments(count, xp, engine, data, len(id_shape))
+    if as_values:
+        values = pair.indices
+        if drop_negative and values.size:
+            pair.indices = np.where(values < 0, -1, values)  # dropped, as every negative id
+        if count is None:
+            count = max(0, int(values.max()) + 1) if values.size else 0
+            read = "num_segments=None, read as max(segment_ids) + 1,"
+            check_num_segments(count, xp, engine, data, len(id_shape), read)
+        plan = plan_segments((count, *shape[len(id_shape) :]), id_shape)
+        ids = pair.index_array(data, plan, policy)
+    else:
+        ids = pair.indices
+    ids = engine.index_array(ids)
+    access = engine.index_access(ids)
+    if count is None:
+        count = _read_num_segments(xp, engine, ids, access)
+    policy = resolve_default(policy, access)
+    routes: dict[tuple[Any, ...], Any] = {}
+    sorted_ids = promises.indices_are_sorted
+    keep(key, SegmentRoute(xp, engine, count, named_policy, sorted_ids, routes))
+    return SegmentCall(xp, engine, data, ids, count, policy, access, sorted_ids, routes)
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentRoutes:
+    """What a segment reduction runs under one policy: the reduction's identity (the value
+    of an empty segment), how a bad id is described, the scatter of the rows into the new
+    result and, for a mean or a front end's count, the add of ones into the counts."""
+
+    identity: Any
+    report: Any
+    scatter: Route
+    count: Route | None
+
+
+def segment_routes(call: SegmentCall, reduce: str, policy: str, counting: bool) -> SegmentRoutes:
+    """The :class:`SegmentRoutes` of `call` under `policy`, made once per call signature (kept
+    in ``call.routes``, which its repeat calls share)."""
+    kept = call.routes.get((policy, counting))
+    if kept is not None:
+        return kept  # type: ignore[no-any-return]
+    xp, engine, dtype, ids = call.xp, call.engine, call.data.dtype, call.ids
+    id_shape, sorted_ids = tuple(ids.shape), call.ids_sorted
+    scatter = _segment_route(
+        xp, engine, call.result_shape, id_shape, ids.dtype, policy, SEGMENT_SCATTERS[reduce],
+        dtype, sorted_ids,
+    )  # fmt: skip
+    count = None
+    if counting:
+        wide = engine.wide_index_dtype(ids)
+        count = _segment_route(
+            xp, engine, (call.num_segments,), id_shape, ids.dtype, policy, "add", wide, sorted_ids
+        )
+    identity = reduction_identity(xp, reduce, dtype)
+    kept = call.routes[policy, counting] = SegmentRoutes(
+        identity, scatter.plan.report, scatter, count
+    )
+    return kept
+
+
+@lru_cache(maxsize=512)
+def _segment_route(
+    xp: Any, engine: Engine, shape: tuple[int, ...], id_shape: tuple[int, ...], id_dtype: Any,
+    policy: str, reduce: str, dtype: Any, ids_sorted: bool,
+) -> Route:  # fmt: skip
+    """The route of the scatter by `reduce` of rows at ids of `id_shape` into a new array of
+    `shape` and `dtype` (written in place: it is new)."""
+    reduction = check_reduce_dtype(xp, reduce, dtype, "data")
+    plan, promises = plan_segments(shape, id_shape), check_promises(False, ids_sorted)
+    kernel = None
+    if kernel_applies(engine, plan, policy):
+        kernel = engine.checked_scatter(
+            plan, id_shape, id_dtype, reduction, promises, policy, in_place=True
+        )
+    return Route(xp, engine, plan, policy, 0, reduction, promises, kernel)
+
+
+@dataclass(frozen=True, slots=True)
+class CsrRoute:
+    """What the checks of one ``segment_csr`` signature found, kept for its repeat calls
+    (:func:`call_key`): the namespace, its engine, the reduction, the policy, the data's shape,
+    the axis the offsets split and the offsets' shape."""
+
+    xp: Any
+    engine: Engine
+    reduce: str
+    policy: str
+    shape: tuple[int, ...]
+    axis: int
+    offsets_shape: tuple[int, ...]
+
+    @property
+    def segments(self) -> int:
+        """The number of segments of each batch."""
+        return self.offsets_shape[-1] - 1
+
+
+def csr_call(
+    data: Any, offsets: Any, reduce: object, bad_indices: object
+) -> tuple[CsrRoute, Any, Any]:
+    """``(route, data, offsets)`` of a ``segment_csr`` call: its route found by the call's key,
+    or made from every argument checked in the one order (the options, the kinds, the
+    dtypes, the shapes), with the data and the offsets as arrays of one namespace."""
+    key = call_key((type(reduce), reduce, type(bad_indices), bad_indices), data, offsets)
+    route = find(key)
+    if route is not None:
+        return route, data, offsets
+    if not isinstance(reduce, str) or reduce not in SEGMENT_REDUCTIONS:
+        valid = ", ".join(repr(r) for r in SEGMENT_REDUCTIONS)
+        msg = f"reduce must be one of {valid}; got {reduce!r}"
+        raise ValueError(msg)
+    if not isinstance(bad_indices, str) or bad_indices not in _CSR_POLICIES:
+        msg = (
+            "bad_indices must be 'error' or 'unchecked' for offsets (a bad offset has no "
+            f"segment to drop, clip or wrap to); got {bad_indices!r}"
+        )
+        raise ValueError(msg)
+    policy = _CSR_POLICIES[bad_indices]
+    pair = _Pair(data, offsets, "data", "offsets")
+    data = pair.data_array()
+    xp = pair.xp
+    pair.check_index_dtype()
+    check_segment_dtype(xp, reduce, data.dtype, f'segment_csr(reduce="{reduce}")')
+    shape, offset_shape = static_shape(data, "data"), static_shape(pair.indices, "offsets")
+    axis = len(offset_shape) - 1
+    if axis < 0 or axis >= len(shape) or offset_shape[:axis] != shape[:axis]:
+        msg = (
+            "offsets must have at least 1 dimension and, before its last one, the leading "
+            "dimensions of data (offsets.shape = data.shape[:k] + (num_segments + 1,), which "
+            f"splits data along axis k); got offsets.shape = {offset_shape} and data.shape = "
+            f"{shape}"
+        )
+        raise ValueError(msg)
+    if offset_shape[-1] < 1:
+        msg = "offsets must hold at least one offset along its last axis; got none"
+        raise ValueError(msg)
+    engine = engine_for(xp)
+    if pair.from_values[1]:
+        offsets = _offset_values(xp, engine, pair.indices, data, shape, axis, policy)
+    else:
+        offsets = pair.indices
+    route = CsrRoute(xp, engine, reduce, policy, shape, axis, offset_shape)
+    keep(key, route)
+    return route, data, offsets
+
 
 # -- 1. the options -------------------------------------------------------------------------
 
@@ -66,84 +507,70 @@ def int_argument(value: object, name: str) -> int:
         raise TypeError(msg) from None
 
 
-# -- the two entry points -------------------------------------------------------------------
+REDUCTIONS = ("update", "add", "multiply", "min", "max")
 
 
-def gather_arguments(
-    data: Any,
-    indices: Any,
-    names: tuple[str, str],
-    planner: Any,
-    arguments: tuple[Any, ...],
-    bad_indices: object,
-    fill_value: object,
-) -> tuple[Any, Any, Any, GatherPlan, str, Any]:
-    """``(xp, data, indices, plan, policy, fill)`` of a gather, every argument checked.
-
-    `fill` is what :func:`~portagather._arrays.check_fill_value` makes of `fill_value`.
-    """
-    policy = normalize_policy(bad_indices)
-    data_name, index_name = names
-    default_fill = type(fill_value) is int and fill_value == 0
-    if default_fill and type(data) is type(indices):  # the common call, in the same order
-        xp = _NAMESPACES.get(type(data))
-        if xp is not None:
-            plan = plan_for(planner, data, indices, data_name, index_name, arguments)
-            check_index_dtype(xp, indices, index_name)
-            return xp, data, indices, plan, policy, 0
-    pair = _Pair(data, indices, data_name, index_name)
-    if not default_fill:
-        fill_value_kind(fill_value)
-    plan = plan_for(planner, pair.data, pair.indices, data_name, index_name, arguments)
-    if not default_fill:
-        fill_value_shape(fill_value)
-    xp = pair.xp
-    data = pair.data_array()
-    pair.check_index_dtype()
-    fill = 0 if default_fill else check_fill_value(xp, fill_value, data.dtype)
-    indices = pair.index_array(data, plan, policy)
-    return xp, data, indices, plan, policy, fill
+def check_reduce(reduce: object) -> str:
+    """`reduce` if it names a reduction; a ``ValueError`` listing them otherwise."""
+    if isinstance(reduce, str) and reduce in REDUCTIONS:
+        return reduce
+    valid = ", ".join(repr(r) for r in REDUCTIONS)
+    msg = f"reduce must be one of {valid}; got {reduce!r}"
+    raise ValueError(msg)
 
 
-def scatter_arguments(
-    data: Any,
-    indices: Any,
-    updates: Any,
-    names: tuple[str, str, str],
-    planner: Any,
-    arguments: tuple[Any, ...],
-    reduce: object,
-    bad_indices: object,
-    updates_fit: str,
-    promises: tuple[object, object] = (False, False),
-) -> tuple[Any, Any, Any, Any, GatherPlan, str, str, ScatterPromises]:
-    """``(xp, data, indices, updates, plan, policy, reduction, promises)`` of a scatter, every
-    argument checked: `updates` as an array of the data's namespace, dtype and of the gather's
-    result shape; `reduction` is what the engine runs (``"max"`` for ``"add"`` on bool: OR);
-    `promises` the caller's ``(unique_indices, indices_are_sorted)``.
+_PROMISES = {
+    (unique, ordered): ScatterPromises(unique, ordered)
+    for unique in (False, True)
+    for ordered in (False, True)
+}
 
-    `updates_fit` says which updates shapes fit: ``"exact"`` (``scatter_nd``), ``"block"``
-    (``scatter_d``: at least the index's shape on every axis; its leading block is used, as
-    in ``torch.scatter``) or ``"broadcast"`` (``put_along_axis``).
-    """
-    data_name, index_name, update_name = names
-    policy = normalize_policy(bad_indices)
-    reduce = check_reduce(reduce)
-    promised = check_promises(*promises)
-    pair = _Pair(data, indices, data_name, index_name)
-    given = Updates(pair.xp, pair.data_given, pair.data_name, updates, update_name)
-    plan = plan_for(planner, pair.data, pair.indices, data_name, index_name, arguments)
-    given.check_shape(plan.out_shape, updates_fit)
-    data = pair.data_array()
-    pair.check_index_dtype()
-    reduction = check_reduce_dtype(pair.xp, reduce, data.dtype, data_name)
-    given.check_dtype(data.dtype)
-    updates = given.array(data, plan.out_shape, updates_fit)
-    indices = pair.index_array(data, plan, policy)
-    return pair.xp, data, indices, updates, plan, policy, reduction, promised
+
+def check_promises(unique_indices: object, indices_are_sorted: object) -> ScatterPromises:
+    """The promises as one (shared) object; a ``TypeError`` naming the argument for anything
+    but a bool (a truthy string or array would make a promise the caller did not mean)."""
+    given = {"unique_indices": unique_indices, "indices_are_sorted": indices_are_sorted}
+    for name, value in given.items():
+        if not isinstance(value, bool | np.bool_):
+            msg = f"{name} must be True or False; got {value!r}"
+            raise TypeError(msg)
+    return _PROMISES[bool(unique_indices), bool(indices_are_sorted)]
+
+
+#: The segment reductions, by the name in ``segment_<name>``.
+SEGMENT_REDUCTIONS = ("sum", "mean", "max", "min", "prod")
+
+
+#: The scatter reduction behind each segment reduction (the mean is a sum over a count).
+SEGMENT_SCATTERS = {"sum": "add", "mean": "add", "max": "max", "min": "min", "prod": "multiply"}
+
+
+def _num_segments_argument(value: object) -> int | None:
+    """`num_segments` as a Python int >= 0, or None (read from the ids)."""
+    if value is None:
+        return None
+    if not isinstance(value, bool):
+        try:
+            number = operator.index(value)  # type: ignore[arg-type]
+        except TypeError:
+            number = None
+        if number is not None:
+            if number < 0:
+                msg = f"num_segments must be an int >= 0; got {number}"
+                raise ValueError(msg)
+            return int(number)
+    msg = (
+        "num_segments must be an int >= 0 (known when the function is called: under jax.jit, "
+        f"a Python int, not a traced value), or None; got {value!r}"
+    )
+    raise TypeError(msg)
+
+
+_CSR_POLICIES = {"error": "error", "ERROR": "error", "unchecked": "unchecked"}
 
 
 # -- 2. the kinds ---------------------------------------------------------------------------
+
 
 #: The namespace of each array type seen, for the common call with two arrays of one type.
 _NAMESPACES: dict[type, Any] = {}
@@ -263,15 +690,123 @@ class _Pair:
         return xp.asarray(values.astype(held, copy=False), device=device)
 
 
-def _numpy_dtype(dtype: Any) -> Any:
-    """NumPy's dtype of the name of a namespace's integer `dtype`."""
-    try:
-        return np.dtype(dtype)  # NumPy's, JAX's and Dask's dtypes (and NumPy's scalar types)
-    except TypeError:
-        return np.dtype(dtype_name(dtype))
+_SCALARS = (bool, int, float, complex, str, np.generic)
+
+
+def fill_value_kind(fill_value: object) -> None:
+    """A TypeError unless `fill_value` is a Python or NumPy scalar or has a shape."""
+    if isinstance(fill_value, _SCALARS):
+        return
+    if fill_value is None or not hasattr(fill_value, "shape"):
+        msg = (
+            "fill_value must be a scalar (a Python bool, int, float, complex or str, or a 0-d "
+            f"array); got {fill_value!r}"
+        )
+        raise TypeError(msg)
+
+
+class Updates:
+    """The updates of a scatter: an array of the data's namespace, or checked Python values."""
+
+    __slots__ = ("data_name", "given", "name", "values", "xp")
+
+    def __init__(self, xp: Any, data: Any, data_name: str, updates: Any, name: str) -> None:
+        self.xp, self.name, self.data_name = xp, name, data_name
+        self.given = updates
+        if is_array(updates):
+            # `data` as the caller gave it: data given as Python values takes the index's
+            # library, whose arrays the updates must then be (not NumPy's, which holds them).
+            if type(updates) is not type(data) and aac.array_namespace(updates) is not xp:
+                library = (
+                    f"{type(data).__module__}.{type(data).__name__}"
+                    if is_array(data)
+                    else f"the index's library, {getattr(xp, '__name__', xp)}"
+                )
+                msg = (
+                    f"{name} must be an array of the same library as {data_name}; got "
+                    f"{type(updates).__module__}.{type(updates).__name__} and {library}"
+                )
+                raise TypeError(msg)
+            self.values: Any = None
+        else:
+            self.values = python_values(updates, name, text=True)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        source = self.given if self.values is None else self.values
+        return tuple(source.shape)
+
+    def check_shape(self, shape: tuple[int, ...], mode: str) -> None:
+        given = self.shape
+        if mode == "block":
+            fits = len(given) == len(shape) and all(
+                g >= s for g, s in zip(given, shape, strict=True)
+            )
+            wanted = f"at least {shape} on every axis (index.shape)"
+        elif mode == "broadcast":
+            fits = len(given) <= len(shape) and all(
+                g in (1, s) for g, s in zip(given[::-1], shape[::-1], strict=False)
+            )
+            wanted = f"broadcastable to {shape}"
+        else:
+            fits = given == shape
+            wanted = f"{shape}"
+        if not fits:
+            msg = f"{self.name}.shape must be {wanted}; got {given}"
+            raise ValueError(msg)
+
+    def check_dtype(self, dtype: Any) -> None:
+        if self.values is not None:
+            return
+        xp, updates = self.xp, self.given
+        if updates.dtype != dtype and not casts_safely(xp, updates.dtype, dtype):
+            msg = (
+                f"{self.name} must have a dtype that casts safely to {self.data_name}.dtype = "
+                f"{dtype_name(dtype)}; got {dtype_name(updates.dtype)}"
+            )
+            raise TypeError(msg)
+
+    def array(self, data: Any, shape: tuple[int, ...], mode: str) -> Any:
+        """The updates as an array of data's namespace and dtype, of the gather's result
+        `shape` (Python values checked to be held exactly by data's dtype first)."""
+        xp = self.xp
+        if self.values is None:
+            updates = self.given
+        else:
+            check_exact_values(self.values, data.dtype, self.name, self.data_name, self.given)
+            values = self.values
+            if values.dtype == object:  # huge ints into a floating dtype: as Python floats
+                values = values.astype(float)
+            try:
+                updates = xp.asarray(values, dtype=data.dtype, device=device_for_new(data))
+            except (TypeError, ValueError, OverflowError) as err:
+                wanted = dtype_name(data.dtype)
+                msg = (
+                    f"{self.name} must be values that {self.data_name}.dtype = {wanted} holds "
+                    f"exactly, or an array; got {shown(self.given)} ({err})"
+                )
+                raise TypeError(msg) from None
+        if updates.dtype != data.dtype:
+            updates = xp.astype(updates, data.dtype)
+        if tuple(updates.shape) != shape:
+            if mode == "block":
+                updates = updates[tuple(slice(0, s) for s in shape)]
+            else:
+                updates = xp.broadcast_to(updates, shape)
+        return updates
+
+
+def updates_array(xp: Any, updates: Any, data: Any, name: str, data_name: str) -> Any:
+    """`updates` as an array of data's namespace and dtype, of any shape: the kinds, dtype and
+    value checks of a scatter's updates (for front ends and the segment reductions, which
+    check shapes their own way)."""
+    given = Updates(xp, data, data_name, updates, name)
+    given.check_dtype(data.dtype)
+    return given.array(data, given.shape, "exact")
 
 
 # -- 3. shapes ------------------------------------------------------------------------------
+
 
 #: Plans by call signature (the planner's name, both shapes as the arrays give them, the
 #: integer arguments) where those shapes are static: one dictionary lookup for a call in a
@@ -303,7 +838,246 @@ def plan_for(
     return plan
 
 
-# -- 5. index values no integer dtype of the device holds -----------------------------------
+def static_shape(x: Any, name: str) -> tuple[int, ...]:
+    """The shape as Python ints; every gather here is planned from static shapes."""
+    shape = tuple(x.shape)
+    if all(type(s) is int for s in shape):
+        return shape
+    if any(s is None for s in shape):
+        msg = (
+            f"{name} must have a static shape (every size known when the call is made); "
+            f"got shape {shape}"
+        )
+        raise ValueError(msg)
+    if any(s != s for s in shape):  # NaN: Dask's unknown sizes, after boolean indexing
+        raise unknown_sizes(name, f"got shape {shape}")
+    return tuple(int(s) for s in shape)
+
+
+def fill_value_shape(fill_value: object) -> None:
+    """A ValueError for an array `fill_value` that is not 0-d (its kind checked first)."""
+    scalar = isinstance(fill_value, _SCALARS)
+    shape = () if scalar else tuple(fill_value.shape)  # type: ignore[attr-defined]
+    if shape != ():
+        msg = (
+            "fill_value must be a scalar (a Python scalar or a 0-d array); got an array of "
+            f"shape {shape}"
+        )
+        raise ValueError(msg)
+
+
+# -- 4. dtypes ------------------------------------------------------------------------------
+
+
+#: Whether a dtype of a namespace is an integer dtype, per (namespace id, dtype).
+_INTEGRAL: dict[tuple[int, Any], bool] = {}
+
+
+def check_index_dtype(xp: Any, indices: Any, index_name: str) -> None:
+    """Reject boolean, floating and other non-integer index arrays."""
+    dtype = indices.dtype
+    key = (id(xp), dtype)
+    is_integer = _INTEGRAL.get(key)
+    if is_integer is None:
+        try:
+            is_integer = bool(xp.isdtype(dtype, "integral"))
+        except (TypeError, ValueError):  # e.g. NumPy strings, which isdtype does not know
+            is_integer = False
+        _INTEGRAL[key] = is_integer
+    if not is_integer:
+        shown = dtype if isinstance(dtype, np.dtype) else dtype_name(dtype)  # NumPy's: "<U1"
+        msg = f"{index_name} must have an integer dtype; got {shown}"
+        raise TypeError(msg)
+
+
+def _numpy_dtype(dtype: Any) -> Any:
+    """NumPy's dtype of the name of a namespace's integer `dtype`."""
+    try:
+        return np.dtype(dtype)  # NumPy's, JAX's and Dask's dtypes (and NumPy's scalar types)
+    except TypeError:
+        return np.dtype(dtype_name(dtype))
+
+
+#: The reduction found for each (namespace, reduction, dtype): a call in a loop asks once.
+_REDUCIBLE: dict[tuple[Any, ...], str | None] = {}
+
+
+#: What each reduction is on bool: OR (max) or AND (min).
+_BOOL_REDUCTIONS = {"add": "max", "multiply": "min", "min": "min", "max": "max"}
+
+
+def reduction_for(xp: Any, reduce: str, dtype: Any) -> str | None:
+    """The reduction the engines run for `reduce` (``"add"``, ``"multiply"``, ``"min"``,
+    ``"max"``) on `dtype`, or None where the dtype has none: the one dtype rule of the
+    scatters and the segment reductions (docs/contract.md, S6 and R3).
+
+    Numbers (NumPy's ``bfloat16`` included: :func:`~._arrays.dtype_kind`) and bool; on bool
+    ``"add"`` and ``"max"`` are a logical OR and ``"multiply"`` and ``"min"`` a logical AND
+    (False < True), as TensorFlow and PyTorch combine bools: the engines run ``"max"`` and
+    ``"min"`` for them. ``"min"`` and ``"max"`` need an order, so not complex.
+    """
+    key: tuple[Any, ...] = (xp, reduce, dtype)
+    try:
+        if key in _REDUCIBLE:
+            return _REDUCIBLE[key]
+    except TypeError:  # a dtype that cannot be hashed
+        key = ()
+    kind = dtype_kind(xp, dtype)
+    found: str | None = reduce
+    if kind == "bool":
+        found = _BOOL_REDUCTIONS[reduce]
+    elif kind is None or (kind == "complex floating" and reduce in ("min", "max")):
+        found = None
+    if key and len(_REDUCIBLE) < 256:
+        _REDUCIBLE[key] = found
+    return found
+
+
+def reducible_kinds(reduce: str, bools: bool = True) -> str:
+    """What :func:`reduction_for` takes for `reduce`, in words, for an error message."""
+    kind = "a real numeric" if reduce in ("min", "max") else "a numeric"
+    return f"{kind} or bool" if bools else kind
+
+
+def check_reduce_dtype(xp: Any, reduce: str, dtype: Any, data_name: str) -> str:
+    """The reduction the engines run for `reduce` on `dtype` (:func:`reduction_for`), or a
+    TypeError. ``"update"`` is defined for every dtype (NumPy's strings too)."""
+    if reduce == "update":
+        return reduce
+    found = reduction_for(xp, reduce, dtype)
+    if found is not None:
+        return found
+    kinds = reducible_kinds(reduce)
+    msg = f'reduce="{reduce}" needs {data_name} of {kinds} dtype; got {dtype_name(dtype)}'
+    raise TypeError(msg)
+
+
+def check_segment_dtype(xp: Any, reduce: str, dtype: Any, function: str) -> None:
+    """The scatters' dtype rule (:func:`~._scatter.reduction_for`) for the reduction's
+    scatter: numbers for every reduction (NumPy's ``bfloat16`` too), but no complex numbers
+    for ``max`` and ``min``; bool for ``max`` and ``min`` (any, all), not for the sum, the
+    mean and the product, whose results are no bools."""
+    bools = reduce in ("max", "min")
+    if reduction_for(xp, SEGMENT_SCATTERS[reduce], dtype) is not None and (
+        bools or dtype_kind(xp, dtype) != "bool"
+    ):
+        return
+    kinds = reducible_kinds(SEGMENT_SCATTERS[reduce], bools)
+    msg = f"{function} needs data of {kinds} dtype; got {dtype_name(dtype)}"
+    raise TypeError(msg)
+
+
+def _itemsize(dtype: Any) -> int:
+    """The bytes of one element of `dtype` (8 where no library says)."""
+    size = getattr(dtype, "itemsize", None)
+    if isinstance(size, int):
+        return size
+    try:
+        return int(np.dtype(dtype_name(dtype)).itemsize)
+    except TypeError:
+        return 8
+
+
+# -- 5. values ------------------------------------------------------------------------------
+
+
+def check_fill_value(xp: Any, fill_value: object, dtype: Any) -> Any:
+    """The Python scalar `fill_value` stands for, checked against `dtype` (or an
+    :class:`Unread` for a 0-d array whose value cannot be read now: traced, lazy, symbolic).
+
+    One rule on every backend: only scalars (Python scalars or 0-d arrays); ``None`` and
+    other non-numbers are a TypeError, and a value that the dtype cannot hold exactly (300
+    into int8, 0.5 or NaN into an integer dtype, 2**24 + 1 or 1e300 into float32, "abc"
+    into a 1-character string dtype) is a ValueError naming the value and the dtype. Floats
+    round to the nearest value of a floating dtype.
+    """
+    if type(fill_value) is int and fill_value == 0:  # the default: the dtype's zero
+        return 0
+    value = _fill_scalar(fill_value)
+    if value is _UNKNOWN:
+        return Unread(fill_value)
+    return _fitted(xp, value, fill_value, dtype)
+
+
+_UNKNOWN = object()
+
+
+def _fill_scalar(fill_value: object) -> Any:
+    """The Python scalar of `fill_value`, or ``_UNKNOWN`` for a 0-d array without values."""
+    if isinstance(fill_value, _SCALARS):
+        return fill_value.item() if isinstance(fill_value, np.generic) else fill_value
+    fill_value_kind(fill_value)
+    fill_value_shape(fill_value)
+    if aac.is_lazy_array(fill_value):  # reading it would compute or fail
+        return _UNKNOWN
+    try:
+        return np.asarray(fill_value).item()
+    except Exception:  # a tracer or a symbolic array: its value is not known here
+        return _UNKNOWN
+
+
+def _fitted(xp: Any, value: Any, fill_value: object, dtype: Any) -> Any:
+    """`value` as the Python scalar to cast to `dtype`, or a ValueError if it does not fit."""
+
+    def refuse() -> None:
+        msg = (
+            f"fill_value={fill_value!r} cannot be held exactly by the data's dtype "
+            f"{dtype_name(dtype)}"
+        )
+        raise ValueError(msg)
+
+    if isinstance(value, str):
+        try:
+            numeric = any(xp.isdtype(dtype, k) for k in DTYPE_KINDS)
+        except (TypeError, ValueError):  # a string dtype, which the standard does not name
+            numeric = False
+        if numeric:
+            refuse()
+        try:
+            text = np.dtype(dtype)
+        except TypeError:  # another library's string dtype: it keeps what it can
+            return value
+        if text.kind == "U" and len(value) > text.itemsize // 4:
+            refuse()
+        return value
+    try:
+        kind = next(k for k in DTYPE_KINDS if xp.isdtype(dtype, k))
+    except (StopIteration, TypeError, ValueError):
+        return value  # a dtype the standard does not name (strings of a backend)
+    if kind == "complex floating":
+        return value
+    if isinstance(value, complex):
+        if value.imag != 0:
+            refuse()
+        value = value.real
+    if kind == "bool":
+        if value not in (0, 1) or (isinstance(value, float) and not math.isfinite(value)):
+            refuse()
+        return value
+    if kind == "real floating":
+        info = xp.finfo(dtype)
+        if isinstance(value, float):
+            if math.isfinite(value) and abs(value) > float(info.max):
+                refuse()
+        elif not _int_fits_float(int(value), float(info.eps), float(info.max)):
+            refuse()
+        return value
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        refuse()
+    info = xp.iinfo(dtype)
+    if not int(info.min) <= int(value) <= int(info.max):
+        refuse()
+    return int(value)
+
+
+def _int_fits_float(value: int, eps: float, largest: float) -> bool:
+    """Whether a floating dtype with machine epsilon `eps` holds the int `value` exactly."""
+    if abs(value) > largest:
+        return False
+    significand = abs(value)
+    while significand and significand % 2 == 0:
+        significand //= 2
+    return significand.bit_length() <= round(-math.log2(eps)) + 1
 
 
 def _fitted_index(
@@ -353,7 +1127,72 @@ def _bad(values: Any, plan: GatherPlan) -> Any:
     return bad
 
 
-# -- for front ends that work on the arguments before the core -------------------------------
+def check_num_segments(
+    count: int, xp: Any, engine: Engine, data: Any, id_rank: int, name: str = "num_segments"
+) -> None:
+    """A ValueError for a `num_segments` (given, as the Python int `count`) that no array of
+    the data's device can hold: more than the widest integer of that device (int64; int32 on
+    JAX without x64), or more result rows than ``2**63 - 1`` bytes hold (NumPy's and
+    PyTorch's limit on an array's size), counting each row at least 8 bytes (the count of
+    the mean, the sorts' positions)."""
+    info = xp.iinfo(engine.wide_index_dtype(data))
+    largest = int(info.max)
+    inner = tuple(data.shape[id_rank:])
+    row = max(math.prod(inner) * _itemsize(data.dtype), 8)
+    by_bytes = (2**63 - 1) // row
+    if count <= min(largest, by_bytes):
+        return
+    if largest <= by_bytes:
+        why = f"the largest {dtype_name(info.dtype)}, the widest integer of the data's device"
+    else:
+        why = (
+            f"the most segments that 2**63 - 1 bytes hold at {row} bytes each: rows of "
+            f"data.shape[{id_rank}:] = {inner} in {dtype_name(data.dtype)}, 8 bytes at least"
+        )
+    msg = f"{name} must be in [0, {min(largest, by_bytes)}] ({why}); got {count}"
+    raise ValueError(msg)
+
+
+def _read_num_segments(xp: Any, engine: Engine, ids: Any, access: Any) -> int:
+    """`num_segments=None`: max(segment_ids) + 1, read now (0 for no ids)."""
+    if access != "now":
+        msg = (
+            "num_segments=None reads max(segment_ids) + 1, which cannot be read when the "
+            "function is called here (under jax.jit or another JAX transformation, on Dask, on "
+            "symbolic ndonnx arrays, under torch.func.vmap); pass num_segments=N, a Python int"
+        )
+        raise ValueError(msg)
+    if not math.prod(ids.shape):
+        return 0
+    wide = to_wide(xp, ids, engine.wide_index_dtype(ids), None, False)
+    return max(0, engine.value_range(wide)[1] + 1)
+
+
+def _offset_values(
+    xp: Any, engine: Engine, values: Any, data: Any, shape: tuple[int, ...], axis: int,
+    policy: str,
+) -> Any:  # fmt: skip
+    """Offsets given as Python values (a NumPy array; exact ints, objects past int64) as an
+    array of the widest integer of the data's device. A value that dtype does not hold is
+    past every axis of that device, so a bad offset: ``"error"`` raises the IndexError of the
+    first bad offset now, naming it as written; ``"unchecked"`` clips it into the dtype."""
+    held = _numpy_dtype(engine.wide_index_dtype(data))
+    info = np.iinfo(held)
+    low, high = int(info.min), int(info.max)
+    if values.size and (int(values.min()) < low or int(values.max()) > high):
+        exact = np.asarray(values, dtype=object)
+        if policy == "error":
+            n = shape[axis]
+            bad = np.asarray((exact < 0) | (exact > n), dtype=bool)
+            if exact.shape[-1] > 1:
+                bad[..., 1:] |= np.asarray(exact[..., 1:] < exact[..., :-1], dtype=bool)
+            report = Offsets("offsets", False, "data", shape, axis)
+            raise_first_bad(np, bad, exact, report)
+        values = np.clip(exact, low, high)
+    return xp.asarray(values.astype(held), device=device_for_new(data))
+
+
+# -- for front ends that work on the arguments before the core ------------------------------
 
 
 def arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple[Any, Any, Any, bool]:

@@ -62,43 +62,6 @@ def _sorting_home(xp: Any, x: Any) -> tuple[Any, Any]:
     return info.default_device(), own
 
 
-def check_index_dtype(xp: Any, indices: Any, index_name: str) -> None:
-    """Reject boolean, floating and other non-integer index arrays."""
-    dtype = indices.dtype
-    key = (id(xp), dtype)
-    is_integer = _INTEGRAL.get(key)
-    if is_integer is None:
-        try:
-            is_integer = bool(xp.isdtype(dtype, "integral"))
-        except (TypeError, ValueError):  # e.g. NumPy strings, which isdtype does not know
-            is_integer = False
-        _INTEGRAL[key] = is_integer
-    if not is_integer:
-        shown = dtype if isinstance(dtype, np.dtype) else dtype_name(dtype)  # NumPy's: "<U1"
-        msg = f"{index_name} must have an integer dtype; got {shown}"
-        raise TypeError(msg)
-
-
-#: Whether a dtype of a namespace is an integer dtype, per (namespace id, dtype).
-_INTEGRAL: dict[tuple[int, Any], bool] = {}
-
-
-def static_shape(x: Any, name: str) -> tuple[int, ...]:
-    """The shape as Python ints; every gather here is planned from static shapes."""
-    shape = tuple(x.shape)
-    if all(type(s) is int for s in shape):
-        return shape
-    if any(s is None for s in shape):
-        msg = (
-            f"{name} must have a static shape (every size known when the call is made); "
-            f"got shape {shape}"
-        )
-        raise ValueError(msg)
-    if any(s != s for s in shape):  # NaN: Dask's unknown sizes, after boolean indexing
-        raise unknown_sizes(name, f"got shape {shape}")
-    return tuple(int(s) for s in shape)
-
-
 def unknown_sizes(names: str, given: str) -> ValueError:
     """The error for Dask arrays `names` with unknown (NaN) sizes, as boolean indexing makes
     them; `given` says what was seen."""
@@ -121,73 +84,11 @@ def fill_array(xp: Any, fill: Any, data: Any) -> Any:
     return xp.asarray(value, dtype=dtype, device=device)
 
 
-def check_fill_value(xp: Any, fill_value: object, dtype: Any) -> Any:
-    """The Python scalar `fill_value` stands for, checked against `dtype` (or an
-    :class:`Unread` for a 0-d array whose value cannot be read now: traced, lazy, symbolic).
-
-    One rule on every backend: only scalars (Python scalars or 0-d arrays); ``None`` and
-    other non-numbers are a TypeError, and a value that the dtype cannot hold exactly (300
-    into int8, 0.5 or NaN into an integer dtype, 2**24 + 1 or 1e300 into float32, "abc"
-    into a 1-character string dtype) is a ValueError naming the value and the dtype. Floats
-    round to the nearest value of a floating dtype.
-    """
-    if type(fill_value) is int and fill_value == 0:  # the default: the dtype's zero
-        return 0
-    value = _fill_scalar(fill_value)
-    if value is _UNKNOWN:
-        return Unread(fill_value)
-    return _fitted(xp, value, fill_value, dtype)
-
-
 @dataclass(frozen=True)
 class Unread:
     """A 0-d array fill value whose value cannot be read now; it is cast when used."""
 
     array: Any
-
-
-_UNKNOWN = object()
-
-
-_SCALARS = (bool, int, float, complex, str, np.generic)
-
-
-def fill_value_kind(fill_value: object) -> None:
-    """A TypeError unless `fill_value` is a Python or NumPy scalar or has a shape."""
-    if isinstance(fill_value, _SCALARS):
-        return
-    if fill_value is None or not hasattr(fill_value, "shape"):
-        msg = (
-            "fill_value must be a scalar (a Python bool, int, float, complex or str, or a 0-d "
-            f"array); got {fill_value!r}"
-        )
-        raise TypeError(msg)
-
-
-def fill_value_shape(fill_value: object) -> None:
-    """A ValueError for an array `fill_value` that is not 0-d (its kind checked first)."""
-    scalar = isinstance(fill_value, _SCALARS)
-    shape = () if scalar else tuple(fill_value.shape)  # type: ignore[attr-defined]
-    if shape != ():
-        msg = (
-            "fill_value must be a scalar (a Python scalar or a 0-d array); got an array of "
-            f"shape {shape}"
-        )
-        raise ValueError(msg)
-
-
-def _fill_scalar(fill_value: object) -> Any:
-    """The Python scalar of `fill_value`, or ``_UNKNOWN`` for a 0-d array without values."""
-    if isinstance(fill_value, _SCALARS):
-        return fill_value.item() if isinstance(fill_value, np.generic) else fill_value
-    fill_value_kind(fill_value)
-    fill_value_shape(fill_value)
-    if aac.is_lazy_array(fill_value):  # reading it would compute or fail
-        return _UNKNOWN
-    try:
-        return np.asarray(fill_value).item()
-    except Exception:  # a tracer or a symbolic array: its value is not known here
-        return _UNKNOWN
 
 
 #: NumPy dtypes outside the standard that are real floating numbers with infinities: ml_dtypes'
@@ -203,7 +104,7 @@ def dtype_kind(xp: Any, dtype: Any) -> str | None:
     of no kind of the standard (NumPy's strings and objects, another library's)."""
     if isinstance(dtype, np.dtype) and dtype.kind == "V":
         return "real floating" if dtype.name in EXTENSION_FLOATS else None
-    for kind in _KINDS:
+    for kind in DTYPE_KINDS:
         try:
             if xp.isdtype(dtype, kind):
                 return kind
@@ -245,68 +146,4 @@ def dtype_name(dtype: Any) -> str:
     return str(getattr(dtype, "name", dtype)).rsplit(".", 1)[-1].lower()
 
 
-def _fitted(xp: Any, value: Any, fill_value: object, dtype: Any) -> Any:
-    """`value` as the Python scalar to cast to `dtype`, or a ValueError if it does not fit."""
-
-    def refuse() -> None:
-        msg = (
-            f"fill_value={fill_value!r} cannot be held exactly by the data's dtype "
-            f"{dtype_name(dtype)}"
-        )
-        raise ValueError(msg)
-
-    if isinstance(value, str):
-        try:
-            numeric = any(xp.isdtype(dtype, k) for k in _KINDS)
-        except (TypeError, ValueError):  # a string dtype, which the standard does not name
-            numeric = False
-        if numeric:
-            refuse()
-        try:
-            text = np.dtype(dtype)
-        except TypeError:  # another library's string dtype: it keeps what it can
-            return value
-        if text.kind == "U" and len(value) > text.itemsize // 4:
-            refuse()
-        return value
-    try:
-        kind = next(k for k in _KINDS if xp.isdtype(dtype, k))
-    except (StopIteration, TypeError, ValueError):
-        return value  # a dtype the standard does not name (strings of a backend)
-    if kind == "complex floating":
-        return value
-    if isinstance(value, complex):
-        if value.imag != 0:
-            refuse()
-        value = value.real
-    if kind == "bool":
-        if value not in (0, 1) or (isinstance(value, float) and not math.isfinite(value)):
-            refuse()
-        return value
-    if kind == "real floating":
-        info = xp.finfo(dtype)
-        if isinstance(value, float):
-            if math.isfinite(value) and abs(value) > float(info.max):
-                refuse()
-        elif not _int_fits_float(int(value), float(info.eps), float(info.max)):
-            refuse()
-        return value
-    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
-        refuse()
-    info = xp.iinfo(dtype)
-    if not int(info.min) <= int(value) <= int(info.max):
-        refuse()
-    return int(value)
-
-
-def _int_fits_float(value: int, eps: float, largest: float) -> bool:
-    """Whether a floating dtype with machine epsilon `eps` holds the int `value` exactly."""
-    if abs(value) > largest:
-        return False
-    significand = abs(value)
-    while significand and significand % 2 == 0:
-        significand //= 2
-    return significand.bit_length() <= round(-math.log2(eps)) + 1
-
-
-_KINDS = ("bool", "signed integer", "unsigned integer", "real floating", "complex floating")
+DTYPE_KINDS = ("bool", "signed integer", "unsigned integer", "real floating", "complex floating")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import array_api_compat as aac
 
@@ -28,6 +28,9 @@ class BadIndex:
     depth: int = 0
     allow_negative: bool = False
     axis_word: str = "axis"
+
+    #: The exception a bad index raises (a front end may raise its library's own).
+    error: ClassVar[type[Exception]] = IndexError
 
     def data_text(self) -> str:
         return f"{self.data_name} of shape {self.data_shape}"
@@ -66,7 +69,7 @@ class BadIndex:
         )
 
     def raise_at(self, position: tuple[int, ...], value: object) -> None:
-        raise IndexError(self.text(position, value))
+        raise self.error(self.text(position, value))
 
 
 def python_value(

@@ -10,7 +10,7 @@ argument as the caller wrote it and its valid range.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -248,3 +248,46 @@ def plan_take_along_axis(shape: Shape, index_shape: Shape, axis: int) -> GatherP
         data_block=None,
         report=BadIndex("indices", False, "x", shape, axis, allow_negative=True),
     )
+
+
+# -- the segment reductions: the plan of the scatter behind them, and their bad values
+
+
+@dataclass(frozen=True)
+class SegmentIds(BadIndex):
+    """A bad segment id: ``segment_ids[3] = 7 is out of range [0, 4) (num_segments = 4)``.
+
+    `data_shape` is the result's shape, whose axis 0 has ``num_segments`` entries.
+    """
+
+    def valid_range_text(self) -> str:
+        n = self.data_shape[0]
+        return f"is out of range [0, {n}) (num_segments = {n})"
+
+    def empty_axis_text(self, scatter: bool = False) -> str:  # noqa: ARG002 (always a scatter)
+        return (
+            f"num_segments = 0, so every value of {self.index_name} is out of range; only "
+            'bad_indices="ignore" (which drops every row) accepts that'
+        )
+
+
+@lru_cache(maxsize=512)
+def plan_segments(shape: tuple[int, ...], index_shape: tuple[int, ...]) -> GatherPlan:
+    """The plan of a segment reduction into a result of `shape` (``(num_segments,) +
+    inner``) at ids of `index_shape`: ``gather(result, ids, axis=0)``'s, whose result has the
+    data's shape, with a bad index described as a segment id."""
+    plan = plan_gather(shape, index_shape, 0, 0)
+    return replace(plan, report=SegmentIds("segment_ids", False, "the result", shape, 0))
+
+
+@dataclass(frozen=True)
+class Offsets(BadIndex):
+    """A bad CSR offset: outside ``[0, n]`` or smaller than the one before it; `data_shape`
+    is the data's shape and `axis` the axis the offsets split."""
+
+    def valid_range_text(self) -> str:
+        n = self.data_shape[self.axis]
+        return (
+            f"is outside [0, {n}] or smaller than the offset before it (offsets must be "
+            f"non-decreasing along their last axis, in [0, data.shape[{self.axis}]] = [0, {n}])"
+        )

@@ -26,19 +26,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from ._arrays import (
     argsort_positions,
     device_for_new,
-    dtype_kind,
-    dtype_name,
     searchsorted_positions,
 )
 from ._indices import flat_positions
 from ._plan import GatherPlan, row_major_strides
-
-REDUCTIONS = ("update", "add", "multiply", "min", "max")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,11 +48,6 @@ class ScatterPromises:
 
 #: No promise: the default of every scatter.
 NO_PROMISES = ScatterPromises()
-_PROMISES = {
-    (unique, ordered): ScatterPromises(unique, ordered)
-    for unique in (False, True)
-    for ordered in (False, True)
-}
 
 
 def rows_hold_no_duplicate(index: Any, last: int) -> bool:
@@ -68,80 +57,6 @@ def rows_hold_no_duplicate(index: Any, last: int) -> bool:
     and no winner to settle. `last` is the length of that axis."""
     rows = index.reshape(-1, last).tolist() if last else []
     return all(len(set(row)) == len(row) and min(row) >= 0 for row in rows)
-
-
-def check_promises(unique_indices: object, indices_are_sorted: object) -> ScatterPromises:
-    """The promises as one (shared) object; a ``TypeError`` naming the argument for anything
-    but a bool (a truthy string or array would make a promise the caller did not mean)."""
-    given = {"unique_indices": unique_indices, "indices_are_sorted": indices_are_sorted}
-    for name, value in given.items():
-        if not isinstance(value, bool | np.bool_):
-            msg = f"{name} must be True or False; got {value!r}"
-            raise TypeError(msg)
-    return _PROMISES[bool(unique_indices), bool(indices_are_sorted)]
-
-
-def check_reduce(reduce: object) -> str:
-    """`reduce` if it names a reduction; a ``ValueError`` listing them otherwise."""
-    if isinstance(reduce, str) and reduce in REDUCTIONS:
-        return reduce
-    valid = ", ".join(repr(r) for r in REDUCTIONS)
-    msg = f"reduce must be one of {valid}; got {reduce!r}"
-    raise ValueError(msg)
-
-
-#: The reduction found for each (namespace, reduction, dtype): a call in a loop asks once.
-_REDUCIBLE: dict[tuple[Any, ...], str | None] = {}
-
-
-def reduction_for(xp: Any, reduce: str, dtype: Any) -> str | None:
-    """The reduction the engines run for `reduce` (``"add"``, ``"multiply"``, ``"min"``,
-    ``"max"``) on `dtype`, or None where the dtype has none: the one dtype rule of the
-    scatters and the segment reductions (docs/contract.md, S6 and R3).
-
-    Numbers (NumPy's ``bfloat16`` included: :func:`~._arrays.dtype_kind`) and bool; on bool
-    ``"add"`` and ``"max"`` are a logical OR and ``"multiply"`` and ``"min"`` a logical AND
-    (False < True), as TensorFlow and PyTorch combine bools: the engines run ``"max"`` and
-    ``"min"`` for them. ``"min"`` and ``"max"`` need an order, so not complex.
-    """
-    key: tuple[Any, ...] = (xp, reduce, dtype)
-    try:
-        if key in _REDUCIBLE:
-            return _REDUCIBLE[key]
-    except TypeError:  # a dtype that cannot be hashed
-        key = ()
-    kind = dtype_kind(xp, dtype)
-    found: str | None = reduce
-    if kind == "bool":
-        found = _BOOL_REDUCTIONS[reduce]
-    elif kind is None or (kind == "complex floating" and reduce in ("min", "max")):
-        found = None
-    if key and len(_REDUCIBLE) < 256:
-        _REDUCIBLE[key] = found
-    return found
-
-
-def reducible_kinds(reduce: str, bools: bool = True) -> str:
-    """What :func:`reduction_for` takes for `reduce`, in words, for an error message."""
-    kind = "a real numeric" if reduce in ("min", "max") else "a numeric"
-    return f"{kind} or bool" if bools else kind
-
-
-def check_reduce_dtype(xp: Any, reduce: str, dtype: Any, data_name: str) -> str:
-    """The reduction the engines run for `reduce` on `dtype` (:func:`reduction_for`), or a
-    TypeError. ``"update"`` is defined for every dtype (NumPy's strings too)."""
-    if reduce == "update":
-        return reduce
-    found = reduction_for(xp, reduce, dtype)
-    if found is not None:
-        return found
-    kinds = reducible_kinds(reduce)
-    msg = f'reduce="{reduce}" needs {data_name} of {kinds} dtype; got {dtype_name(dtype)}'
-    raise TypeError(msg)
-
-
-#: What each reduction is on bool: OR (max) or AND (min).
-_BOOL_REDUCTIONS = {"add": "max", "multiply": "min", "min": "min", "max": "max"}
 
 
 def target_axes(

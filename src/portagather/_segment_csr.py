@@ -7,107 +7,22 @@ rows outside every segment dropped.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import array_api_compat as aac
-import numpy as np
 
-from ._arguments import _numpy_dtype, _Pair
-from ._arrays import device_for_new, searchsorted_positions, static_shape
-from ._errors import BadIndex, raise_first_bad
+from ._arguments import CsrRoute, csr_call
+from ._arrays import device_for_new, searchsorted_positions
+from ._errors import raise_first_bad
 from ._indices import to_wide
-from ._routes import call_key, find, keep
-from ._segment import SEGMENT_REDUCTIONS, check_dtype, segment_reduce
-from .engines import Engine, engine_for
-
-
-@dataclass(frozen=True)
-class Offsets(BadIndex):
-    """A bad CSR offset: outside ``[0, n]`` or smaller than the one before it; `data_shape`
-    is the data's shape and `axis` the axis the offsets split."""
-
-    def valid_range_text(self) -> str:
-        n = self.data_shape[self.axis]
-        return (
-            f"is outside [0, {n}] or smaller than the offset before it (offsets must be "
-            f"non-decreasing along their last axis, in [0, data.shape[{self.axis}]] = [0, {n}])"
-        )
-
-
-_CSR_POLICIES = {"error": "error", "ERROR": "error", "unchecked": "unchecked"}
-
-
-@dataclass(frozen=True, slots=True)
-class _Checked:
-    """What the checks of one ``segment_csr`` signature found, kept for its repeat calls
-    (``_routes``): the namespace, its engine, the reduction, the policy, the data's shape,
-    the axis the offsets split and the offsets' shape."""
-
-    xp: Any
-    engine: Engine
-    reduce: str
-    policy: str
-    shape: tuple[int, ...]
-    axis: int
-    offsets_shape: tuple[int, ...]
-
-    @property
-    def segments(self) -> int:
-        """The number of segments of each batch."""
-        return self.offsets_shape[-1] - 1
-
-
-def _check(
-    data: Any, offsets: Any, reduce: object, bad_indices: object
-) -> tuple[_Checked, Any, Any]:
-    """Every argument checked, in the one order: the options, the kinds, the dtypes, the
-    shapes. The data and the offsets come back as arrays of one namespace."""
-    if not isinstance(reduce, str) or reduce not in SEGMENT_REDUCTIONS:
-        valid = ", ".join(repr(r) for r in SEGMENT_REDUCTIONS)
-        msg = f"reduce must be one of {valid}; got {reduce!r}"
-        raise ValueError(msg)
-    if not isinstance(bad_indices, str) or bad_indices not in _CSR_POLICIES:
-        msg = (
-            "bad_indices must be 'error' or 'unchecked' for offsets (a bad offset has no "
-            f"segment to drop, clip or wrap to); got {bad_indices!r}"
-        )
-        raise ValueError(msg)
-    policy = _CSR_POLICIES[bad_indices]
-    pair = _Pair(data, offsets, "data", "offsets")
-    data = pair.data_array()
-    xp = pair.xp
-    pair.check_index_dtype()
-    check_dtype(xp, reduce, data.dtype, f'segment_csr(reduce="{reduce}")')
-    shape, offset_shape = static_shape(data, "data"), static_shape(pair.indices, "offsets")
-    axis = len(offset_shape) - 1
-    if axis < 0 or axis >= len(shape) or offset_shape[:axis] != shape[:axis]:
-        msg = (
-            "offsets must have at least 1 dimension and, before its last one, the leading "
-            "dimensions of data (offsets.shape = data.shape[:k] + (num_segments + 1,), which "
-            f"splits data along axis k); got offsets.shape = {offset_shape} and data.shape = "
-            f"{shape}"
-        )
-        raise ValueError(msg)
-    if offset_shape[-1] < 1:
-        msg = "offsets must hold at least one offset along its last axis; got none"
-        raise ValueError(msg)
-    engine = engine_for(xp)
-    if pair.from_values[1]:
-        offsets = _offset_values(xp, engine, pair.indices, data, shape, axis, policy)
-    else:
-        offsets = pair.indices
-    checked = _Checked(xp, engine, reduce, policy, shape, axis, offset_shape)
-    return checked, data, offsets
+from ._plan import Offsets
+from ._segment import segment_reduce
+from .engines import Engine
 
 
 def _csr(data: Any, offsets: Any, reduce: object, bad_indices: object) -> Any:
     """The segment reduction of `data` split by CSR `offsets` (see :func:`segment_csr`)."""
-    key = call_key((type(reduce), reduce, type(bad_indices), bad_indices), data, offsets)
-    checked = find(key)
-    if checked is None:
-        checked, data, offsets = _check(data, offsets, reduce, bad_indices)
-        keep(key, checked)
+    checked, data, offsets = csr_call(data, offsets, reduce, bad_indices)
     xp, engine, shape, axis = checked.xp, checked.engine, checked.shape, checked.axis
     function = f'segment_csr(reduce="{checked.reduce}")'
     offsets = engine.index_array(offsets)
@@ -137,7 +52,7 @@ def _csr(data: Any, offsets: Any, reduce: object, bad_indices: object) -> Any:
 _HOST_ROWS = 256
 
 
-def _ids_on_host(checked: _Checked, offsets: Any) -> tuple[Any, str] | None:
+def _ids_on_host(checked: CsrRoute, offsets: Any) -> tuple[Any, str] | None:
     """For a small call whose offsets the host reads cheaply: the segment id of every row
     (as :func:`_ids_from_offsets`, written as a Python list) and the policy that reduces
     them (``"unchecked"`` where every row is in a segment, else ``"ignore"``, which drops
@@ -165,30 +80,6 @@ def _ids_on_host(checked: _Checked, offsets: Any) -> tuple[Any, str] | None:
     policy = "ignore" if -1 in ids else "unchecked"
     wide = engine.wide_index_dtype(offsets)
     return checked.xp.asarray(ids, dtype=wide, device=device_for_new(offsets)), policy
-
-
-def _offset_values(
-    xp: Any, engine: Engine, values: Any, data: Any, shape: tuple[int, ...], axis: int,
-    policy: str,
-) -> Any:  # fmt: skip
-    """Offsets given as Python values (a NumPy array; exact ints, objects past int64) as an
-    array of the widest integer of the data's device. A value that dtype does not hold is
-    past every axis of that device, so a bad offset: ``"error"`` raises the IndexError of the
-    first bad offset now, naming it as written; ``"unchecked"`` clips it into the dtype."""
-    held = _numpy_dtype(engine.wide_index_dtype(data))
-    info = np.iinfo(held)
-    low, high = int(info.min), int(info.max)
-    if values.size and (int(values.min()) < low or int(values.max()) > high):
-        exact = np.asarray(values, dtype=object)
-        if policy == "error":
-            n = shape[axis]
-            bad = np.asarray((exact < 0) | (exact > n), dtype=bool)
-            if exact.shape[-1] > 1:
-                bad[..., 1:] |= np.asarray(exact[..., 1:] < exact[..., :-1], dtype=bool)
-            report = Offsets("offsets", False, "data", shape, axis)
-            raise_first_bad(np, bad, exact, report)
-        values = np.clip(exact, low, high)
-    return xp.asarray(values.astype(held), device=device_for_new(data))
 
 
 def _ids_from_offsets(

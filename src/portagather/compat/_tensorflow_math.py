@@ -43,9 +43,9 @@ from typing import Any, Protocol
 
 import array_api_compat as aac
 
-from .._arguments import as_arrays
-from .._arrays import check_index_dtype, dtype_name
-from .._segment import check_dtype, segment_reduce
+from .._arguments import as_arrays, check_index_dtype, check_segment_dtype
+from .._arrays import dtype_name
+from .._segment import segment_reduce
 from ..engines import engine_for
 from ._common import per_segment, unsorted_segment
 from ._front_ends import named
@@ -216,7 +216,7 @@ def _sorted(data: Any, segment_ids: Any, reduce: str, function: str) -> tuple[An
     they can be read), ``max + 1`` segments, negative ids an error."""
     xp, data, ids = as_arrays(data, segment_ids, "data", "segment_ids")
     check_index_dtype(xp, ids, "segment_ids")
-    check_dtype(xp, reduce, data.dtype, function)  # the dtypes before the values
+    check_segment_dtype(xp, reduce, data.dtype, function)  # the dtypes before the values
     if ids.ndim != 1:
         msg = f"segment_ids must be 1-d (a vector) for {function}; got shape {tuple(ids.shape)}"
         raise ValueError(msg)

@@ -40,9 +40,8 @@ from typing import Any, Protocol
 import portagather.compat._tensorflow_math as math  # the tf.math namespace
 
 from .. import _api
-from .._arguments import scatter_arguments
+from .._arguments import scatter_call
 from .._arrays import dtype_kind, dtype_name
-from .._plan import plan_gather_nd
 from .._types import Reduction
 from ._common import renamed, ways_out, zeros_of
 from ._front_ends import named
@@ -313,11 +312,10 @@ def _sub(tensor: Any, indices: Any, updates: Any, bad_indices_policy: str, front
     policy = _policy(bad_indices_policy)
     with renamed(_TENSOR, _ways(front, "scatter_nd", policy=True)):
         # The core's checks first (as an add), then the updates negated in the tensor's dtype.
-        checked = scatter_arguments(
-            tensor, indices, updates, ("params", "indices", "updates"), plan_gather_nd, (0,),
-            "add", policy, "exact",
-        )  # fmt: skip
-        xp, tensor, _, updates = checked[:4]
+        route, tensor, _, updates = scatter_call(
+            _api.SCATTER_ND, tensor, indices, updates, (0,), "add", policy, False, False
+        )
+        xp = route.xp
         if dtype_kind(xp, tensor.dtype) in (None, "bool"):
             msg = f"{front} needs tensor of a numeric dtype; got {dtype_name(tensor.dtype)}"
             raise TypeError(msg)

@@ -48,22 +48,30 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import array_api_compat as aac
 import numpy as np
 
 from .. import _api
-from .._arguments import arrays, as_arrays, gather_arguments, int_argument, scatter_arguments
-from .._arrays import check_index_dtype, dtype_kind, dtype_name, reduction_identity
+from .._arguments import (
+    Operation,
+    arrays,
+    as_arrays,
+    check_index_dtype,
+    check_reduce_dtype,
+    check_segment_dtype,
+    gather_call,
+    int_argument,
+    scatter_call,
+    updates_array,
+)
+from .._arrays import dtype_kind, dtype_name, reduction_identity
 from .._errors import BadIndex
 from .._plan import plan_gather, plan_gather_d, plan_take_along_axis
 from .._python_values import check_python_values
-from .._scatter import check_reduce_dtype
-from .._segment import check_dtype
 from .._segment_csr import segment_csr as pg_segment_csr
 from .._types import Reduction
-from .._updates import updates_array
 from ..engines import engine_for
 from ._common import as_int, count_from_end, per_segment, renamed, ways_out
 
@@ -110,10 +118,10 @@ def _gather(input: Any, dim: Any, index: Any, name: str, renames: dict[str, str]
     names = {**_NAMES, **renames}
     ways = ways_out(f"portagather.compat.torch.{name}", "gather_d")
     with renamed(names, ways):
-        checked = gather_arguments(
-            input, index, ("x", "index"), plan_gather_d, (int_argument(dim, "dim"),), "error", 0
+        route, input, index = gather_call(
+            _api.GATHER_D, input, index, (int_argument(dim, "dim"),), "error", 0
         )
-    xp, input, index = checked[:3]
+    xp = route.xp
     index = _in_range(xp, input, dim, index)  # PyTorch's message, as PyTorch words it
     with renamed(names, ways):
         return _api.gather_d(input, dim, index)
@@ -187,11 +195,11 @@ def _checked_scatter(
     """``(xp, input, index, src)``: the core's checks of a ``scatter_d`` (`src` of
     index.shape and input's dtype, a Python scalar broadcast where `fit` says so; with
     `mean`, a numeric input), then PyTorch's range of the index values."""
-    checked = scatter_arguments(
-        input, index, src, ("x", "index", "src"), plan_gather_d,
-        (int_argument(dim, "dim"),), reduce, "error", fit,
-    )  # fmt: skip
-    xp, input, index, src = checked[:4]
+    op = _api.SCATTER_D if fit == "block" else _SCATTER_D_BROADCAST
+    route, input, index, src = scatter_call(
+        op, input, index, src, (int_argument(dim, "dim"),), reduce, "error", False, False
+    )
+    xp = route.xp
     if mean and dtype_kind(xp, input.dtype) == "bool":
         msg = f'reduce="mean" needs input of a numeric dtype; got {dtype_name(input.dtype)}'
         raise TypeError(msg)
@@ -390,8 +398,12 @@ def _named_plan(planner: Any, name: str) -> Any:
     return plan
 
 
-_PLAN_INDEX_SELECT = _named_plan(plan_gather, "plan_index_select")
-_PLAN_INDEX_ADD = _named_plan(plan_take_along_axis, "plan_index_add")
+_INDEX_SELECT = Operation(("input", "index"), _named_plan(plan_gather, "plan_index_select"))
+_INDEX_ADD = Operation(
+    ("input", "index", "source"), _named_plan(plan_take_along_axis, "plan_index_add"), "broadcast"
+)
+#: ``scatter_d`` whose src broadcasts (a Python scalar ``value``, ``Tensor.scatter``'s).
+_SCATTER_D_BROADCAST = Operation(("x", "index", "src"), plan_gather_d, "broadcast")
 
 
 def _source(xp: Any, input: Any, index: Any, dim: int, source: Any, exact: bool) -> Any:
@@ -436,7 +448,7 @@ def index_select(input: Any, dim: int, index: Any) -> Any:
     """
     xp, input, index, dim = _line_index(input, dim, index)
     index = _in_range(xp, input, dim, index)
-    return _api._execute(input, index, ("input", "index"), _PLAN_INDEX_SELECT, (dim, 0), "error", 0)
+    return _api.run_gather(_INDEX_SELECT, input, index, (dim, 0), "error", 0)
 
 
 def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:
@@ -463,9 +475,9 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) 
         check_python_values(alpha, input.dtype, "alpha", "input")
         source = source * xp.asarray(alpha, dtype=input.dtype, device=aac.device(input))
     index = _in_range(xp, input, dim, index)  # the values last
-    return _api._execute_scatter(
-        input, _along(index, input.ndim, dim), source, ("input", "index", "source"),
-        _PLAN_INDEX_ADD, (dim,), "add", "error", "broadcast", (False, False),
+    return _api.run_scatter(
+        _INDEX_ADD, input, _along(index, input.ndim, dim), source, (dim,), "add", "error", False,
+        False,
     )  # fmt: skip
 
 
@@ -615,7 +627,7 @@ def segment_reduce(
             f"axis must be the last axis of {name} ({name}.ndim - 1 = {given.ndim - 1}); got {axis}"
         )
         raise ValueError(msg)
-    check_dtype(xp, reduce, data.dtype, f'segment_csr(reduce="{reduce}")')  # before values
+    check_segment_dtype(xp, reduce, data.dtype, f'segment_csr(reduce="{reduce}")')  # before values
     pending = None
     if offsets is None:
         if not unsafe:
@@ -667,11 +679,12 @@ class _Lengths(BadIndex):
     """A bad entry of `lengths` found in a Dask graph, raised as the eager check's
     ValueError: a negative length (its value), or a row's last entry (its row's total)."""
 
-    def raise_at(self, position: tuple[int, ...], value: object) -> None:  # noqa: ARG002
+    error: ClassVar[type[Exception]] = ValueError
+
+    def text(self, position: tuple[Any, ...], value: object) -> str:  # noqa: ARG002
         if isinstance(value, int) and value < 0:
-            msg = "lengths contains negative value!"
-            raise ValueError(msg)
-        raise ValueError(_total_text(self.data_shape[0], value))
+            return "lengths contains negative value!"
+        return _total_text(self.data_shape[0], value)
 
 
 def _total_text(n: int, total: object) -> str:
