@@ -374,3 +374,46 @@ def depth0_grid(plan: GatherPlan) -> tuple[int, ...]:
     the result's shape without its inner axes."""
     inner = len(plan.report.data_shape) - plan.batch_dims - plan.depth
     return plan.out_shape[: len(plan.out_shape) - inner]
+
+
+def position_bytes(count: int) -> int:
+    """The width in bytes of the integers that hold the positions ``0 .. count - 1`` of a
+    last-wins scatter's updates (:func:`winning_positions`): 4 where they fit int32."""
+    return 4 if count - 1 <= INT32_MAX else 8
+
+
+def winning_positions(
+    positions: Any, write: Callable[[Any], object], read: Callable[[], Any],
+    settle: Callable[[Any], object], *, reads_values: bool = True,
+    unique: Callable[[Any, Any], bool] | None = None,
+) -> Any | None:  # fmt: skip
+    """The position of the update that wins each update's target under ``"update"`` (the
+    last write wins), for targets that may repeat; None where `unique` proves the targets
+    unique. The one algorithm of the engines that settle winners by writing positions and
+    reading them back, each supplying its storage and its operations on it. Nothing relies
+    on the order in which a backend writes duplicates (their libraries document none).
+
+    `positions` are those of the updates in their order (``arange`` of their count, of the
+    storage's integer dtype); the storage (the result's own elements viewed as integers,
+    written again afterwards, or a scratch) has one integer per target. ``write(p)`` writes
+    `p` at the updates' targets, ``read()`` reads each update's target back, ``settle(p)``
+    leaves each target holding the largest of its `p`: it may count what the storage held
+    (after the write, a position of the target's own), but where `reads_values` is false
+    nothing was written there.
+
+    Written and read back, each update sees the position of the one that landed at its
+    target (arrays with ``<`` and ``.any()``). Where each sees its own, the targets are
+    unique (asked only where `unique` is given; without it, such positions come back as any
+    other winners, for an engine that has looked for duplicates its own way); where none
+    sees a position earlier than its own, each target holds its last; otherwise the maximum
+    settles it, read back. Where the engine may not read values (`reads_values` false: on a
+    GPU, under a trace), nothing is read to choose: the maximum at once."""
+    if reads_values:
+        write(positions)
+        won = read()
+        if unique is not None and unique(won, positions):
+            return None
+        if not bool((won < positions).any()):
+            return won
+    settle(positions)
+    return read()

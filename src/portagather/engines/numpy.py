@@ -12,7 +12,7 @@ import numpy as np
 from .._indices import Components, flat_positions
 from .._plan import GatherPlan
 from .._scatter import NO_PROMISES, ScatterPromises, rows_hold_no_duplicate
-from .base import Engine
+from .base import Engine, position_bytes, winning_positions
 
 
 class NumPyEngine(Engine):
@@ -375,30 +375,30 @@ def _settle_last_writes(line: Any, flat: Any, updates: Any, dropped_at: int | No
     its last update, in the order of `updates`, whatever order NumPy wrote them in.
 
     Where every update reads back its own bits (:func:`_reads_back`), each target holds a
-    value that all its updates share: the last one's, proved. Otherwise the positions of the
-    updates are written at their targets in the result's own storage, viewed as integers of
-    its width where they fit (the targets' values are written again afterwards; only the
-    touched elements are used), or else in a scratch; read back, each update sees the
-    position of the one that landed; where one sees an earlier position than its own,
-    ``maximum.at`` (which combines every update) settles the largest. Every update then
-    writes its target's winner, so duplicates write equal values and the order is moot.
-    """
+    value that all its updates share: the last one's, proved. Otherwise the winners are
+    settled (:func:`~.base.winning_positions`, ``maximum.at`` for the maximum) in the
+    result's own storage, viewed as integers of its width where the positions fit (the
+    targets' values are written again afterwards; only the touched elements are used), or
+    else in a scratch. Every update then writes its target's winner, so duplicates write
+    equal values and the order is moot."""
     if _reads_back(line, flat, updates, dropped_at):
         return
     count = flat.shape[0]
-    positions_dtype = np.int32 if count <= 2**31 else np.int64
+    width = position_bytes(count)
     itemsize = line.dtype.itemsize
-    if line.dtype.kind in "iufc" and itemsize in (4, 8) and itemsize >= positions_dtype().itemsize:
+    if line.dtype.kind in "iufc" and itemsize in (4, 8) and itemsize >= width:
         ints = line.view(np.int32 if itemsize == 4 else np.int64)
     else:  # bool, 16-bit, complex128, strings, objects (never viewed: they hold references)
-        ints = np.empty(line.shape[0], dtype=positions_dtype)
-    positions = np.arange(count, dtype=ints.dtype)
-    ints[flat] = positions
-    won = ints[flat]
-    if (won < positions).any():
+        ints = np.empty(line.shape[0], dtype=np.int32 if width == 4 else np.int64)
+
+    def write(positions: Any) -> None:
+        ints[flat] = positions
+
+    def settle(positions: Any) -> None:  # maximum.at combines every duplicate
         np.maximum.at(ints, flat, positions)
-        won = ints[flat]
-    line[flat] = updates[won]
+
+    won = winning_positions(np.arange(count, dtype=ints.dtype), write, lambda: ints[flat], settle)
+    line[flat] = updates[won]  # never None: no `unique` asked (_reads_back has looked)
 
 
 def _reads_back(line: Any, flat: Any, updates: Any, dropped_at: int | None) -> bool:

@@ -11,6 +11,7 @@ import torch
 
 from .._scatter import ScatterPromises
 from ._torch_private import vmap_running
+from .base import position_bytes, winning_positions
 
 #: torch's names of the reductions, where they differ from portagather's.
 TORCH_REDUCE = {"multiply": "prod", "min": "amin", "max": "amax"}
@@ -136,34 +137,25 @@ def _resolves_in_place(target: Any, values: Any, cheap: bool) -> bool:
         and not _records_gradients(target, values)
         and not vmap_running()
         and target.element_size() in (4, 8)
-        and (target.element_size() == 8 or values.numel() <= 2**31)
+        and target.element_size() >= position_bytes(values.numel())
     )
 
 
 def _winning_values(line: Any, dim: int, index: Any, values: Any, elementwise: bool) -> Any:
     """`values` with each update replaced by the last update to its target, found in `line`
-    itself (the new result, every target of which is written afterwards): the update
-    positions written at the targets (one element per slice where each update writes a
-    slice) as integers of the elements' width, and read back. Where every update reads back
-    its own position, the targets are unique: `values` as they are. Where none reads back
-    an earlier one, each target holds its last; otherwise ``scatter_reduce("amax")``, a
-    reduction, settles it. Every update then writes its target's winner, so duplicates
-    write equal values whatever order torch writes them in."""
+    itself (the new result, every target of which is written afterwards), viewed as
+    integers of the elements' width (one element per slice where each update writes a
+    slice): :func:`_winning_positions`. Every update then writes its target's winner, so
+    duplicates write equal values whatever order torch writes them in."""
     ints = line.view(torch.int32 if line.element_size() == 4 else torch.int64)
     at = dim
     if not elementwise:  # the first element of each slice along dim stands for the slice
         ints = ints[tuple(slice(None) if d == dim else 0 for d in range(ints.ndim))]
         at = 0
     positions = torch.arange(index.numel(), dtype=ints.dtype, device=index.device)
-    positions = positions.reshape(index.shape)
-    ints.scatter_(at, index, positions)
-    won = _read_at(ints, at, index)
-    if torch.equal(won, positions):
+    won = _winning_positions(ints, at, index, positions.reshape(index.shape), cheap=True)
+    if won is None:
         return values
-    if bool((won < positions).any()):
-        # Every target holds one of its positions already: include it in the maximum.
-        ints.scatter_reduce_(at, index, positions, "amax")
-        won = _read_at(ints, at, index)
     if elementwise:
         return values.reshape(-1).index_select(0, won.reshape(-1)).reshape(values.shape)
     return values.index_select(dim, won)
@@ -174,33 +166,45 @@ def _winners(size: int, dim: int, index: Any, cheap: bool, dropping: bool) -> tu
     `dropping`) with each update that a later one to its target overrides moved to `size`,
     and whether no update was moved (proved unique): for autograd, which must see each
     target written once, by its winner, and where :func:`_winning_values` cannot be used.
-
-    The update positions are written into a scratch of their own (the data may be recorded
-    by autograd) at their targets. Where the index reads cheaply, read back: every position
-    that reads back itself proves the targets unique; where none reads back an earlier
-    position than its own, each target holds its last one; otherwise (and always on a GPU,
-    under ``torch.compile`` or ``vmap``, where values are not read) ``scatter_reduce
-    ("amax")``, a reduction, settles the largest position per target. Never assumed from
-    the order in which torch writes (``scatter_`` documents none)."""
+    The winners are found (:func:`_winning_positions`) in a scratch of their own (the data
+    may be recorded by autograd), by the maximum alone where the index does not read
+    cheaply (on a GPU, under ``torch.compile`` or ``vmap``)."""
     count = index.numel()
-    positions_dtype = torch.int32 if count <= 2**31 else torch.int64
+    positions_dtype = torch.int32 if position_bytes(count) == 4 else torch.int64
     positions = torch.arange(count, dtype=positions_dtype, device=index.device)
     positions = positions.reshape(index.shape)
     shape = list(index.shape)
     shape[dim] = size + dropping  # no more: torch's bounds check sees the caller's index
     scratch = torch.empty(shape, dtype=positions_dtype, device=index.device)
-    if cheap:
-        scratch.scatter_(dim, index, positions)
-        won = _read_at(scratch, dim, index)
-        if torch.equal(won, positions):
-            return index, True
-        if not bool((won < positions).any()):
-            return torch.where(won == positions, index, size), False
-        # Every target holds one of its positions already: include it in the maximum.
-        scratch.scatter_reduce_(dim, index, positions, "amax")
-    else:
-        scratch = _write(
-            scratch, "scatter_reduce", dim, index, positions, "amax", include_self=False
-        )
-    won = _read_at(scratch, dim, index)
+    won = _winning_positions(scratch, dim, index, positions, cheap)
+    if won is None:
+        return index, True
     return torch.where(won == positions, index, size), False
+
+
+def _winning_positions(slots: Any, dim: int, index: Any, positions: Any, cheap: bool) -> Any | None:
+    """:func:`~.base.winning_positions` in `slots` (integers of the positions' dtype, one
+    per target along `dim`), at `index`: written by ``scatter_``, read by ``gather`` or
+    ``index_select``, settled by ``scatter_reduce("amax")``; values read only where `cheap`
+    (:meth:`TorchEngine.reads_cheaply`). Never assumed from the order in which torch
+    writes (``scatter_`` documents none)."""
+
+    def write(positions: Any) -> None:
+        slots.scatter_(dim, index, positions)
+
+    def read() -> Any:
+        return _read_at(slots, dim, index)
+
+    def settle(positions: Any) -> None:
+        nonlocal slots
+        if cheap:
+            # Written first: each target holds one of its own positions. Counting it
+            # (include_self) runs several times faster than leaving it out.
+            slots.scatter_reduce_(dim, index, positions, "amax")
+        else:
+            # Nothing written, the scratch holds junk: left out. Out of place under vmap.
+            slots = _write(
+                slots, "scatter_reduce", dim, index, positions, "amax", include_self=False
+            )
+
+    return winning_positions(positions, write, read, settle, reads_values=cheap, unique=torch.equal)
