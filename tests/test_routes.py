@@ -1,4 +1,4 @@
-"""The repeat call (``_routes``): a call whose key was seen before skips the argument checks,
+"""The repeat call (``_arguments.call_key``): a call whose key was seen before skips the argument checks,
 so these tests make every call at least twice and hold each one, first and repeated, to the
 plain-loop reference, or to the error the first call raised. A key that confuses two calls
 the checks tell apart (``1`` for ``True``, ``0.0`` for ``0``, a device for another) would

@@ -377,6 +377,10 @@ class SegmentRoutes:
     report: Any
     scatter: Route
     count: Route | None
+    #: A mean's division (:func:`mean_division`): ``"floor"``, ``"widened"`` or ``"plain"``,
+    #: and the dtype it divides in (None where the reduction is no mean).
+    division: str
+    division_dtype: Any
 
 
 def segment_routes(call: SegmentCall, reduce: str, policy: str, counting: bool) -> SegmentRoutes:
@@ -398,10 +402,38 @@ def segment_routes(call: SegmentCall, reduce: str, policy: str, counting: bool) 
             xp, engine, (call.num_segments,), id_shape, ids.dtype, policy, "add", wide, sorted_ids
         )
     identity = reduction_identity(xp, reduce, dtype)
+    division, division_dtype = ("", None)
+    if reduce == "mean":
+        division, division_dtype = mean_division(xp, engine, call.data)
     kept = call.routes[policy, counting] = SegmentRoutes(
-        identity, scatter.plan.report, scatter, count
+        identity, scatter.plan.report, scatter, count, division, division_dtype
     )
     return kept
+
+
+def mean_division(xp: Any, engine: Engine, data: Any) -> tuple[str, Any]:
+    """How a mean of `data`'s dtype divides its sum by its count, and in which dtype: integers are
+    floor-divided (``"floor"``, as ``//``) in the widest signed integer dtype (the widest
+    unsigned one for those it cannot hold); float16 and bfloat16 are divided in float32
+    (``"widened"``); the others in their own dtype (``"plain"``)."""
+    dtype = data.dtype
+    if dtype_kind(xp, dtype) in ("signed integer", "unsigned integer"):
+        wide = engine.wide_index_dtype(data)
+        if int(xp.iinfo(dtype).max) > int(xp.iinfo(wide).max):  # uint64 (uint32 on 32-bit JAX)
+            wide = _unsigned_wide(xp)
+        return "floor", wide
+    if dtype_name(dtype) in ("float16", "bfloat16"):
+        return "widened", xp.float32
+    return "plain", dtype
+
+
+def _unsigned_wide(xp: Any) -> Any:
+    """The widest unsigned integer dtype of the namespace (uint32 on JAX without x64)."""
+    try:
+        found = xp.__array_namespace_info__().dtypes(kind="unsigned integer")
+    except AttributeError:
+        return xp.uint64
+    return found.get("uint64", found.get("uint32"))
 
 
 @lru_cache(maxsize=512)
@@ -953,7 +985,7 @@ def check_reduce_dtype(xp: Any, reduce: str, dtype: Any, data_name: str) -> str:
 
 
 def check_segment_dtype(xp: Any, reduce: str, dtype: Any, function: str) -> None:
-    """The scatters' dtype rule (:func:`~._scatter.reduction_for`) for the reduction's
+    """The scatters' dtype rule (:func:`reduction_for`) for the reduction's
     scatter: numbers for every reduction (NumPy's ``bfloat16`` too), but no complex numbers
     for ``max`` and ``min``; bool for ``max`` and ``min`` (any, all), not for the sum, the
     mean and the product, whose results are no bools."""

@@ -4,11 +4,12 @@ scatters' plans, policies and engines.
 A segment reduction is a scatter: ``segment_sum(data, ids, n)`` is ``scatter_nd`` into an
 array of shape ``(n,) + data.shape[ids.ndim:]`` filled with the reduction's identity, with
 ``ids[..., None]`` as the index vectors and `data` as the updates. So every call here, once
-its arguments are checked (once per call signature: ``_routes``), runs the scatter's steps
-(``_api.scatter_route``) with :func:`plan_segments`, the plan of ``gather(result, ids,
-axis=0)`` whose bad index is described as a segment id; nothing here reads or writes an array
-element by element, and each engine runs the scatter its own way. The mean is the sum over a
-count, an add of ones at the same ids made valid once for both (``scatter_with_count``).
+its arguments are checked (once per call signature: ``_arguments.segment_call``), runs the
+scatter's steps (``_api.scatter_route``) with ``_plan.plan_segments``, the plan of
+``gather(result, ids, axis=0)`` whose bad index is described as a segment id; nothing here
+reads or writes an array element by element, and each engine runs the scatter its own way.
+The mean is the sum over a count, an add of ones at the same ids made valid once for both
+(``scatter_with_count``).
 
 The CSR form ``segment_csr`` is in ``_segment_csr``.
 """
@@ -27,7 +28,7 @@ from ._arguments import (
     segment_call,
     segment_routes,
 )
-from ._arrays import dtype_kind, dtype_name
+from ._arrays import dtype_kind
 from ._errors import raise_first_bad
 from ._indices import to_wide
 from ._plan import plan_segments
@@ -46,15 +47,6 @@ __all__ = [
 _DIFFERENTIABLE = ("real floating", "complex floating")
 
 
-def _unsigned_wide(xp: Any) -> Any:
-    """The widest unsigned integer dtype of the namespace (uint32 on JAX without x64)."""
-    try:
-        found = xp.__array_namespace_info__().dtypes(kind="unsigned integer")
-    except AttributeError:
-        return xp.uint64
-    return found.get("uint64", found.get("uint32"))
-
-
 def _scatter_with_count(
     call: SegmentCall, routes: SegmentRoutes, init: Any
 ) -> tuple[Any, Any]:  # fmt: skip
@@ -69,24 +61,21 @@ def _scatter_with_count(
     return scatter_with_count(routes.scatter, routes.count, init, zeros, ids, call.data, ones)
 
 
-def _mean(call: SegmentCall, total: Any, count: Any) -> Any:
-    """`total` over `count` (broadcast along the inner axes); 0 where nothing was counted.
-    Integers are floor-divided (as ``//``) in the widest signed integer dtype (the widest
-    unsigned one for those it cannot hold); float16 and bfloat16 are divided in float32."""
-    xp, dtype = call.xp, call.data.dtype
+def _mean(call: SegmentCall, routes: SegmentRoutes, total: Any, count: Any) -> Any:
+    """`total` over `count` (along the inner axes too); 0 where nothing was counted, divided
+    as ``routes.division`` says (:func:`~._arguments.mean_division`)."""
+    xp, dtype, divide_in = call.xp, call.data.dtype, routes.division_dtype
     count = xp.maximum(count, xp.ones_like(count))
-    count = xp.reshape(count, (call.num_segments,) + (1,) * (total.ndim - 1))
-    # Of the total's shape: XLA turns a division by a broadcast divisor into a product with
-    # its reciprocal, which is not rounded once (5 / 3 in float32 gives 1.6666667).
-    count = xp.broadcast_to(count, tuple(total.shape))
-    if dtype_kind(xp, dtype) in ("signed integer", "unsigned integer"):
-        wide = call.engine.wide_index_dtype(total)
-        if int(xp.iinfo(dtype).max) > int(xp.iinfo(wide).max):  # uint64 (uint32 on 32-bit JAX)
-            wide = _unsigned_wide(xp)
-        quotient = xp.floor_divide(xp.astype(total, wide), xp.astype(count, wide))
+    if total.ndim > 1:
+        count = xp.reshape(count, (call.num_segments,) + (1,) * (total.ndim - 1))
+        # Of the total's shape: XLA turns a division by a broadcast divisor into a product
+        # with its reciprocal, which is not rounded once (5 / 3 in float32 gives 1.6666667).
+        count = xp.broadcast_to(count, tuple(total.shape))
+    if routes.division == "floor":
+        quotient = xp.floor_divide(xp.astype(total, divide_in), xp.astype(count, divide_in))
         return xp.astype(quotient, dtype)
-    if dtype_name(dtype) in ("float16", "bfloat16"):
-        return xp.astype(xp.astype(total, xp.float32) / xp.astype(count, xp.float32), dtype)
+    if routes.division == "widened":
+        return xp.astype(xp.astype(total, divide_in) / xp.astype(count, divide_in), dtype)
     return total / xp.astype(count, dtype)
 
 
@@ -129,7 +118,7 @@ def segment_reduce(
         # data has gradients (and PyTorch has no addition for some unsigned dtypes).
         result = result + xp.sum(data, dtype=data.dtype)
     if reduce == "mean":
-        result = _mean(call, result, count)
+        result = _mean(call, routes, result, count)
     if check_too_large:
         result = _enforce_too_large(call, result)
     return (result, count) if with_count else result

@@ -40,8 +40,8 @@ class Engine:
     #: Whether an eager call runs as one compiled computation (:meth:`compiled`): where each
     #: operation of an eager call costs a dispatch of its own (JAX).
     compiles_eager_calls = False
-    #: The array type whose calls this engine keys (``_routes``): a repeat call of the same
-    #: signature then skips the argument checks. None: not keyed (every call checked).
+    #: The array type whose calls this engine keys (``_arguments.call_key``): a repeat call
+    #: of the same signature then skips the argument checks. None: not keyed (every call checked).
     array_type: type | None = None
 
     def __init__(self, xp: Any) -> None:
