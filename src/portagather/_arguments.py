@@ -113,52 +113,47 @@ def kernel_applies(engine: Engine, plan: GatherPlan, policy: str) -> bool:
     )
 
 
-def call_key(options: tuple[Any, ...], *arrays: Any) -> tuple[Any, ...] | None:
-    """The key of a call with these `options` (hashable values, each after its type where a
-    value of another type could compare equal: ``0``, ``0.0``, ``False`` and ``np.int8(0)``
-    compare equal and hash alike, yet the checks treat them differently) and these arrays,
-    or None where the call cannot be keyed (arrays of two types, of a type with no keyed
-    engine, Python values)."""
+def call_key(options: tuple[Any, ...], *arrays: Any) -> tuple[Any, Any]:
+    """``(key, route)``: the key of a call with these `options` and these arrays, and the
+    route kept for it (a :class:`Route`, :class:`SegmentRoute` or :class:`CsrRoute`), or
+    None. The key is None where the call cannot be keyed: arrays of two types, of a type
+    with no keyed engine, Python values, or an option that cannot be hashed (a list as
+    ``bad_indices``, an array).
+
+    Each option comes after its type where a value of another type could compare equal:
+    ``0``, ``0.0``, ``False`` and ``np.int8(0)`` compare equal and hash alike, yet the
+    checks treat them differently. One function for the key and the lookup: every call
+    pays for it."""
     kind = type(arrays[0])
     engine = KEYED_ENGINES.get(kind)
     if engine is None:
-        return None
+        return None, None
     for array in arrays:
         if type(array) is not kind:
-            return None
+            return None, None
     keys = engine.route_keys(arrays)
-    return None if keys is None else (options, keys)
+    if keys is None:
+        return None, None
+    key = (options, keys)
+    try:
+        return key, _ROUTES.get(key)
+    except TypeError:
+        return None, None
 
 
 #: Routes by key. A program calls a bounded number of signatures; the bound keeps a program
 #: that calls an unbounded number (shapes that grow) from holding on to every one.
 _ROUTES: dict[tuple[Any, ...], Any] = {}
-
-
 _MAX_ROUTES = 1024
 
 
-def find(key: tuple[Any, ...] | None) -> Any:
-    """The route kept for `key` (a :class:`Route`, or a front end's own record), or None
-    (also where a value of the key cannot be hashed)."""
-    if key is None:
-        return None
-    try:
-        return _ROUTES.get(key)
-    except TypeError:  # an option that cannot be hashed (a list as bad_indices, an array)
-        return None
-
-
 def keep(key: tuple[Any, ...] | None, route: Any) -> None:
-    """Keep `route` for later calls of `key` (where there is one, and it can be hashed)."""
+    """Keep `route` for later calls of `key` (where :func:`call_key` made one)."""
     if key is None:
         return
     if len(_ROUTES) >= _MAX_ROUTES:
         _ROUTES.clear()
-    try:
-        _ROUTES[key] = route
-    except TypeError:
-        pass
+    _ROUTES[key] = route
 
 
 # -- the entry points: a checked call, or the route kept for its key ------------------------
@@ -177,8 +172,7 @@ def gather_call(
     of the route's namespace. `arguments` are the planner's integer arguments after `op`'s
     shapes, as :func:`int_argument` read them."""
     options = (op, arguments, type(bad_indices), bad_indices, type(fill_value), fill_value)
-    key = call_key(options, data, indices)
-    route = find(key)
+    key, route = call_key(options, data, indices)
     if route is not None:
         return route, data, indices
     policy = normalize_policy(bad_indices)
@@ -227,8 +221,7 @@ def scatter_call(
     options = (op, arguments, type(reduce), reduce, type(bad_indices), bad_indices,
                type(unique_indices), unique_indices, type(indices_are_sorted),
                indices_are_sorted)  # fmt: skip
-    key = call_key(options, data, indices, updates)
-    route = find(key)
+    key, route = call_key(options, data, indices, updates)
     if route is not None:
         return route, data, indices, updates
     data_name, index_name, update_name = op.names
@@ -311,13 +304,12 @@ def segment_call(
     policy says (:func:`_fitted_index`: ``"error"`` names it as written); with
     `drop_negative` a negative one is dropped, as every negative id then is.
     """
-    key = None
-    if num_segments is not None:
+    key = kept = None
+    if num_segments is not None:  # else read from the ids on every call
         options = (reduce, type(num_segments), num_segments, type(indices_are_sorted),
                    indices_are_sorted, type(bad_indices), bad_indices, drop_negative,
                    with_count, function)  # fmt: skip
-        key = call_key(options, data, segment_ids)
-    kept = find(key)
+        key, kept = call_key(options, data, segment_ids)
     if kept is not None:  # only what the ids' values decide is left
         engine = kept.engine
         ids = engine.index_array(segment_ids)
@@ -377,10 +369,18 @@ class SegmentRoutes:
     report: Any
     scatter: Route
     count: Route | None
+    #: The result's shape.
+    shape: tuple[int, ...]
+    #: No rows, of a dtype with gradients: the result is kept in the data's autograd graph.
+    no_rows: bool
     #: A mean's division (:func:`mean_division`): ``"floor"``, ``"widened"`` or ``"plain"``,
     #: and the dtype it divides in (None where the reduction is no mean).
     division: str
     division_dtype: Any
+
+
+#: The dtype kinds that have gradients.
+_DIFFERENTIABLE = ("real floating", "complex floating")
 
 
 def segment_routes(call: SegmentCall, reduce: str, policy: str, counting: bool) -> SegmentRoutes:
@@ -405,9 +405,11 @@ def segment_routes(call: SegmentCall, reduce: str, policy: str, counting: bool) 
     division, division_dtype = ("", None)
     if reduce == "mean":
         division, division_dtype = mean_division(xp, engine, call.data)
+    no_rows = not math.prod(call.data.shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE
     kept = call.routes[policy, counting] = SegmentRoutes(
-        identity, scatter.plan.report, scatter, count, division, division_dtype
-    )
+        identity, scatter.plan.report, scatter, count, call.result_shape, no_rows, division,
+        division_dtype,
+    )  # fmt: skip
     return kept
 
 
@@ -479,8 +481,8 @@ def csr_call(
     """``(route, data, offsets)`` of a ``segment_csr`` call: its route found by the call's key,
     or made from every argument checked in the one order (the options, the kinds, the
     dtypes, the shapes), with the data and the offsets as arrays of one namespace."""
-    key = call_key((type(reduce), reduce, type(bad_indices), bad_indices), data, offsets)
-    route = find(key)
+    options = (type(reduce), reduce, type(bad_indices), bad_indices)
+    key, route = call_key(options, data, offsets)
     if route is not None:
         return route, data, offsets
     if not isinstance(reduce, str) or reduce not in SEGMENT_REDUCTIONS:

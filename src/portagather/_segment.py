@@ -28,10 +28,8 @@ from ._arguments import (
     segment_call,
     segment_routes,
 )
-from ._arrays import dtype_kind
-from ._errors import raise_first_bad
+from ._errors import BadIndex, raise_first_bad
 from ._indices import to_wide
-from ._plan import plan_segments
 
 __all__ = [
     "SEGMENT_REDUCTIONS",
@@ -42,9 +40,6 @@ __all__ = [
     "segment_reduce",
     "segment_sum",
 ]
-
-#: The dtype kinds that have gradients.
-_DIFFERENTIABLE = ("real floating", "complex floating")
 
 
 def _scatter_with_count(
@@ -107,29 +102,28 @@ def segment_reduce(
     if planned is not None:  # the engine's own plan (Dask: by size)
         result, count = planned
     else:
-        init = engine.full(call.result_shape, routes.identity, data.dtype, data)
+        init = engine.full(routes.shape, routes.identity, data.dtype, data)
         if counting:
             result, count = _scatter_with_count(call, routes, init)
         else:
             result, count = scatter_route(routes.scatter, init, call.ids, data), None
-    if not math.prod(data.shape) and dtype_kind(xp, data.dtype) in _DIFFERENTIABLE:
-        # No rows: the identity, kept in the autograd graph of the data (PyTorch), as the
-        # scatter of rows would be, by adding the data's (empty, so zero) sum. Only floating
-        # data has gradients (and PyTorch has no addition for some unsigned dtypes).
+    if routes.no_rows:
+        # The identity, kept in the autograd graph of the data (PyTorch), as the scatter of
+        # rows would be, by adding the data's (empty, so zero) sum. Only floating data has
+        # gradients (and PyTorch has no addition for some unsigned dtypes).
         result = result + xp.sum(data, dtype=data.dtype)
     if reduce == "mean":
         result = _mean(call, routes, result, count)
     if check_too_large:
-        result = _enforce_too_large(call, result)
+        result = _enforce_too_large(call, routes.report, result)
     return (result, count) if with_count else result
 
 
-def _enforce_too_large(call: SegmentCall, result: Any) -> Any:
+def _enforce_too_large(call: SegmentCall, report: BadIndex, result: Any) -> Any:
     """``"error"`` for the ids past the end only (negative ids were dropped)."""
     xp, engine, ids = call.xp, call.engine, call.ids
     if not math.prod(ids.shape):
         return result
-    report = plan_segments(call.result_shape, tuple(ids.shape)).report
     wide = to_wide(xp, ids, engine.wide_index_dtype(ids), None, False)
     if call.access == "now":
         if engine.value_range(wide)[1] >= call.num_segments:
@@ -191,7 +185,7 @@ def segment_sum(
     """
     return segment_reduce(
         data, segment_ids, num_segments, "sum", indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices,
+        bad_indices=bad_indices, function="segment_sum",
     )  # fmt: skip
 
 
@@ -243,7 +237,7 @@ def segment_mean(
     """
     return segment_reduce(
         data, segment_ids, num_segments, "mean", indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices,
+        bad_indices=bad_indices, function="segment_mean",
     )  # fmt: skip
 
 
@@ -296,7 +290,7 @@ def segment_max(
     """
     return segment_reduce(
         data, segment_ids, num_segments, "max", indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices,
+        bad_indices=bad_indices, function="segment_max",
     )  # fmt: skip
 
 
@@ -347,7 +341,7 @@ def segment_min(
     """
     return segment_reduce(
         data, segment_ids, num_segments, "min", indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices,
+        bad_indices=bad_indices, function="segment_min",
     )  # fmt: skip
 
 
@@ -394,5 +388,5 @@ def segment_prod(
     """
     return segment_reduce(
         data, segment_ids, num_segments, "prod", indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices,
+        bad_indices=bad_indices, function="segment_prod",
     )  # fmt: skip
