@@ -58,7 +58,6 @@ from ._arrays import (
 from ._errors import raise_first_bad
 from ._indices import normalize_policy, resolve_default, to_wide
 from ._plan import GatherPlan, Offsets, plan_segments
-from ._python_values import casts_safely, check_exact_values, is_array, python_values, shown
 from ._scatter import NO_PROMISES, ScatterPromises
 from .engines import KEYED_ENGINES, Engine, engine_for
 
@@ -839,6 +838,110 @@ def updates_array(xp: Any, updates: Any, data: Any, name: str, data_name: str) -
     return given.array(data, given.shape, "exact")
 
 
+#: Python and NumPy scalars that are numbers (bool included: its dtype is checked later).
+_NUMBERS = (bool, int, float, complex, np.bool_, np.number)
+
+
+#: Text scalars, which a data array or updates may hold (NumPy's and ndonnx's strings).
+_TEXT = (str, bytes, np.str_, np.bytes_)
+
+
+_NESTED = (list, tuple, range)
+
+
+_INDEX_KIND = "an array, an int or a rectangular nested list of ints"
+
+
+_VALUES_KIND = "an array, a scalar or a rectangular nested list of scalars"
+
+
+def shown(value: Any) -> str:
+    """``repr(value)``, shortened where it is long (a large list)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:72] + " ... " + text[-3:]
+
+
+def is_array(x: Any) -> bool:
+    """An array of some namespace; a NumPy scalar is a Python value here."""
+    return not isinstance(x, np.generic) and aac.is_array_api_obj(x)
+
+
+def python_values(value: Any, name: str, *, text: bool) -> Any:
+    """`value`, given where an array is expected, as a NumPy array, or a TypeError naming
+    `name` and what it got (a ValueError for ragged nested lists).
+
+    Accepted: a Python or NumPy number (and, where `text`, a string), rectangular nested
+    lists and tuples of them, and objects NumPy converts to numbers (``__array__``). Python
+    ints past int64 are kept as ints (an object array): whether a dtype holds them is a
+    question about values, asked later.
+    """
+    kind = _VALUES_KIND if text else _INDEX_KIND
+    if isinstance(value, np.generic) and not text:
+        value = value.item()  # a NumPy integer index means the Python int it holds
+    if isinstance(value, _NUMBERS) or (text and isinstance(value, _TEXT)):
+        return np.asarray(value)
+    if isinstance(value, _NESTED):
+        try:
+            array = np.asarray(value)
+        except ValueError:
+            odd = _odd_leaf(value, text)
+            if not odd:
+                scalars = "scalars" if text else "ints"
+                msg = (
+                    f"{name} must be an array or a rectangular nested list of {scalars}; "
+                    f"got {shown(value)}"
+                )
+                raise ValueError(msg) from None
+        except Exception:
+            odd = _odd_leaf(value, text) or [value]
+        else:
+            odd = _odd_leaf(value, text) if array.dtype.kind in "OUS" else []
+        if odd:
+            msg = f"{name} must be {kind}; got {shown(value)}, which holds {shown(odd[0])}"
+            raise TypeError(msg)
+        if array.dtype.kind in "fO":
+            return _exact(value, array)
+        return array
+    if not aac.is_array_api_obj(value) and hasattr(value, "__array__"):
+        array = np.asarray(value)
+        if array.dtype.kind in "biufc" or (text and array.dtype.kind in "US"):
+            return array
+    msg = f"{name} must be {kind}; got {shown(value)}"
+    raise TypeError(msg)
+
+
+def _leaves(nested: Any) -> Any:
+    if isinstance(nested, _NESTED):
+        for item in nested:
+            yield from _leaves(item)
+    else:
+        yield nested
+
+
+def _odd_leaf(nested: Any, text: bool) -> list[Any]:
+    """``[leaf]``: the first leaf that is no scalar of the accepted kinds; ``[]`` if none."""
+    for leaf in _leaves(nested):
+        if isinstance(leaf, np.ndarray) and leaf.dtype.kind in ("biufcUS" if text else "biufc"):
+            continue
+        if not (isinstance(leaf, _NUMBERS) or (text and isinstance(leaf, _TEXT))):
+            return [leaf]
+    return []
+
+
+def _exact(nested: Any, array: Any) -> Any:
+    """Integers that NumPy made floats or objects (past int64: ``[1, 2**64 - 1]`` is float64,
+    ``[2**64]`` object) as an object array of the Python ints, exact; other numbers as they
+    are (an object array of mixed floats and huge ints: as floats)."""
+    leaves = list(_leaves(nested))
+    if leaves and all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in leaves):
+        exact = np.empty(len(leaves), dtype=object)
+        exact[:] = [int(v) for v in leaves]
+        return exact.reshape(array.shape)
+    if array.dtype == object:
+        return array.astype(complex if any(isinstance(v, complex) for v in leaves) else float)
+    return array
+
+
 # -- 3. shapes ------------------------------------------------------------------------------
 
 
@@ -1010,6 +1113,20 @@ def _itemsize(dtype: Any) -> int:
         return int(np.dtype(dtype_name(dtype)).itemsize)
     except TypeError:
         return 8
+
+
+def casts_safely(xp: Any, source: Any, target: Any) -> bool:
+    """NumPy's "safe" casting between the standard's dtypes, by name (backends differ:
+    ndonnx lets float32 cast to int32); the namespace's ``can_cast`` for any other dtype."""
+    names = dtype_name(source), dtype_name(target)
+    try:
+        return bool(np.can_cast(np.dtype(names[0]), np.dtype(names[1]), casting="safe"))
+    except TypeError:
+        pass
+    try:
+        return bool(xp.can_cast(source, target))
+    except TypeError:
+        return False
 
 
 # -- 5. values ------------------------------------------------------------------------------
@@ -1224,6 +1341,41 @@ def _offset_values(
             raise_first_bad(np, bad, exact, report)
         values = np.clip(exact, low, high)
     return xp.asarray(values.astype(held), device=device_for_new(data))
+
+
+def check_exact_values(given: Any, dtype: Any, name: str, data_name: str, written: object) -> None:
+    """Python values (`written`, as the NumPy array `given`) must be held exactly by
+    `dtype`: no float into an integer dtype, no complex into a real one, no integer outside
+    the dtype's range, no string into a number (backends would truncate, wrap or refuse them,
+    each differently)."""
+    target = dtype_name(dtype)
+    try:
+        wanted = np.dtype(target)
+    except TypeError:
+        return  # a dtype outside the standard's: the namespace decides
+    if given.size == 0:
+        return  # no values, whatever dtype NumPy guessed for them
+    kind = given.dtype.kind  # "O": Python ints past int64
+    refused = (
+        (kind == "f" and wanted.kind in "biu")
+        or (kind == "c" and wanted.kind != "c")
+        or (kind in "iuO" and wanted.kind == "b")
+        or (kind in "US" and wanted.kind in "biufc")
+    )
+    if kind in "iuO" and wanted.kind in "iu":
+        info = np.iinfo(wanted)
+        refused = int(given.min()) < int(info.min) or int(given.max()) > int(info.max)
+    if refused:
+        msg = (
+            f"{name} must be values that {data_name}.dtype = {target} holds exactly, or an "
+            f"array; got {shown(written)}"
+        )
+        raise TypeError(msg)
+
+
+def check_python_values(values: Any, dtype: Any, name: str, data_name: str) -> None:
+    """Python `values` (a scalar or nested lists) must be held exactly by `dtype`."""
+    check_exact_values(python_values(values, name, text=True), dtype, name, data_name, values)
 
 
 # -- for front ends that work on the arguments before the core ------------------------------

@@ -12,9 +12,8 @@ from typing import Any
 import array_api_compat as aac
 import numpy as np
 
-from .._arguments import _namespace_name, arrays
+from .._arguments import _namespace_name, arrays, python_values, shown
 from .._arrays import dtype_kind
-from .._python_values import python_values, shown
 from ..engines import engine_for
 
 

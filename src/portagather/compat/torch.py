@@ -59,6 +59,7 @@ from .._arguments import (
     arrays,
     as_arrays,
     check_index_dtype,
+    check_python_values,
     check_reduce_dtype,
     check_segment_dtype,
     gather_call,
@@ -69,7 +70,6 @@ from .._arguments import (
 from .._arrays import dtype_kind, dtype_name, reduction_identity
 from .._errors import BadIndex
 from .._plan import plan_gather, plan_gather_d, plan_take_along_axis
-from .._python_values import check_python_values
 from .._segment_csr import segment_csr as pg_segment_csr
 from .._types import Reduction
 from ..engines import engine_for
