@@ -947,7 +947,8 @@ def _exact(nested: Any, array: Any) -> Any:
 
 #: Plans by call signature (the planner's name, both shapes as the arrays give them, the
 #: integer arguments) where those shapes are static: one dictionary lookup for a call in a
-#: loop. Names, not the functions, as keys: torch.compile traces a dictionary of strings.
+#: loop, and the one cache of plans (the planners keep none). Names, not the functions, as
+#: keys: torch.compile traces a dictionary of strings.
 _PLANS: dict[tuple[Any, ...], GatherPlan] = {}
 
 

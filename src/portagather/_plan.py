@@ -1,8 +1,9 @@
 """Data-only plans: what one gather reads, from static shapes and the call's integer arguments.
 
 A plan holds shapes, axes, the index depth and how to describe a bad index; no arrays, no
-namespace, no functions. Plans are cached per call signature (the shapes and the integer
-arguments), so a call in a loop pays for the shape arithmetic and the argument checks once.
+namespace, no functions. Plans are kept per call signature in one place (the shapes and the
+integer arguments: ``_arguments.plan_for``; a keyed call's whole route, with its plan, by
+``_arguments.call_key``), so a call in a loop pays for the shape arithmetic once.
 Every argument error about shapes and axes is raised here, as a ``ValueError`` naming the
 argument as the caller wrote it and its valid range.
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Any, Literal
 
 from ._errors import BadIndex
@@ -115,7 +115,6 @@ def _check_batch_shape(data_shape: Shape, index_shape: Shape, batch_dims: int) -
         raise ValueError(msg)
 
 
-@lru_cache(maxsize=512)
 def plan_gather_nd(shape: Shape, index_shape: Shape, batch_dims: int) -> GatherPlan:
     rank, index_rank = len(shape), len(index_shape)
     if index_rank < 1:
@@ -153,7 +152,6 @@ def plan_gather_nd(shape: Shape, index_shape: Shape, batch_dims: int) -> GatherP
     )
 
 
-@lru_cache(maxsize=512)
 def plan_gather(shape: Shape, index_shape: Shape, axis: int | None, batch_dims: int) -> GatherPlan:
     rank, index_rank = len(shape), len(index_shape)
     if not -index_rank <= batch_dims <= index_rank:
@@ -187,7 +185,6 @@ def plan_gather(shape: Shape, index_shape: Shape, axis: int | None, batch_dims: 
     )
 
 
-@lru_cache(maxsize=512)
 def plan_gather_d(shape: Shape, index_shape: Shape, dim: int) -> GatherPlan:
     rank = _same_rank(shape, index_shape, "index")
     dim = _normalize_axis(dim, rank, "dim", "x")
@@ -215,7 +212,6 @@ def plan_gather_d(shape: Shape, index_shape: Shape, dim: int) -> GatherPlan:
     )
 
 
-@lru_cache(maxsize=512)
 def plan_take_along_axis(shape: Shape, index_shape: Shape, axis: int) -> GatherPlan:
     rank = _same_rank(shape, index_shape, "indices")
     axis = _normalize_axis(axis, rank, "axis", "x")
@@ -271,7 +267,6 @@ class SegmentIds(BadIndex):
         )
 
 
-@lru_cache(maxsize=512)
 def plan_segments(shape: tuple[int, ...], index_shape: tuple[int, ...]) -> GatherPlan:
     """The plan of a segment reduction into a result of `shape` (``(num_segments,) +
     inner``) at ids of `index_shape`: ``gather(result, ids, axis=0)``'s, whose result has the
