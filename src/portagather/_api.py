@@ -52,7 +52,7 @@ def _engine_call(route: Route, data: Any, indices: Any) -> _Call:
     engine, plan = route.engine, route.plan
     if plan.reads_nothing:  # nothing is read (or written), so nothing can be out of range
         return _Call(route.xp, engine, data, indices, plan, route.policy, "now")
-    indices = engine.index_array(indices)
+    indices = engine.laid_out(indices)
     access = engine.index_access(indices)
     return _Call(
         route.xp, engine, data, indices, plan, resolve_default(route.policy, access), access

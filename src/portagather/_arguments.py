@@ -311,7 +311,7 @@ def segment_call(
         key, kept = call_key(options, data, segment_ids)
     if kept is not None:  # only what the ids' values decide is left
         engine = kept.engine
-        ids = engine.index_array(segment_ids)
+        ids = engine.laid_out(segment_ids)
         access = engine.index_access(ids)
         return SegmentCall(
             kept.xp, engine, data, ids, kept.num_segments, resolve_default(kept.policy, access),
@@ -347,7 +347,7 @@ def segment_call(
         ids = pair.index_array(data, plan, policy)
     else:
         ids = pair.indices
-    ids = engine.index_array(ids)
+    ids = engine.laid_out(ids)
     access = engine.index_access(ids)
     if count is None:
         count = _read_num_segments(xp, engine, ids, access)

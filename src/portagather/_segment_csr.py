@@ -25,8 +25,8 @@ def _csr(data: Any, offsets: Any, reduce: object, bad_indices: object) -> Any:
     checked, data, offsets = csr_call(data, offsets, reduce, bad_indices)
     xp, engine, shape, axis = checked.xp, checked.engine, checked.shape, checked.axis
     function = f'segment_csr(reduce="{checked.reduce}")'
-    offsets = engine.index_array(offsets)
-    data = engine.without_empty_blocks(data)
+    offsets = engine.laid_out(offsets)
+    data = engine.laid_out(data)
     rows = xp.reshape(data, (math.prod(shape[: axis + 1]), *shape[axis + 1 :]))
     result_shape = (*shape[:axis], checked.segments, *shape[axis + 1 :])
     on_host = _ids_on_host(checked, offsets)

@@ -29,7 +29,7 @@ INT32_MAX = 2**31 - 1
 class Engine:
     """The generic engine: every step written against the array API standard."""
 
-    #: Whether ``take`` itself keeps out-of-range positions inside the array (NumPy's clip).
+    #: Whether ``take`` itself keeps out-of-range positions inside the array (a clipping take).
     take_clamps = False
     #: Whether the backend's gathers take int64 indices only, or convert every width to it.
     int64_gathers = False
@@ -38,7 +38,7 @@ class Engine:
     #: flag, so that engines without one skip even the call (a tiny call feels it).
     gathers_checked = False
     #: Whether an eager call runs as one compiled computation (:meth:`compiled`): where each
-    #: operation of an eager call costs a dispatch of its own (JAX).
+    #: operation of an eager call costs a dispatch of its own.
     compiles_eager_calls = False
     #: The array type whose calls this engine keys (``_arguments.call_key``): a repeat call
     #: of the same signature then skips the argument checks. None: not keyed (every call checked).
@@ -70,12 +70,14 @@ class Engine:
 
     def keeps_reads_inside(self, values: Any) -> bool:
         """Whether a gather at out-of-range `values` flagged ``keep_inside`` stays inside the
-        data at no pass over them (NumPy's clipping ``take``)."""
+        data at no pass over them (a clipping ``take``)."""
         return self.take_clamps
 
-    def index_array(self, indices: Any) -> Any:
-        """The caller's index array, laid out for the policies' elementwise work."""
-        return indices
+    def laid_out(self, x: Any) -> Any:
+        """Array `x` (an index, or the data of a segment reduction) laid out for elementwise
+        work, as its backend's operations read it right (a lazy backend: without zero-size
+        blocks); here, as it is."""
+        return x
 
     def index_block_rows(self, data: Any, indices: Any, plan: GatherPlan) -> int:
         """How many rows of a large index to process at a time (0: all at once)."""
@@ -115,11 +117,6 @@ class Engine:
     def empty(self, data: Any, shape: tuple[int, ...]) -> Any:
         """The result of a gather that reads nothing."""
         return self.xp.zeros(shape, dtype=data.dtype, device=device_for_new(data))
-
-    def without_empty_blocks(self, x: Any) -> Any:
-        """Array `x` as its backend's elementwise operations read it right (Dask: without
-        zero-size chunks); here, as it is."""
-        return x
 
     def full(self, shape: tuple[int, ...], value: float, dtype: Any, like: Any) -> Any:
         """A new array of `shape` filled with `value`, beside array `like` (the result of a
@@ -348,7 +345,7 @@ class Engine:
             position = xp.arange(out_shape[d], dtype=indices.dtype, device=device_for_new(x))
             flat = flat + xp.reshape(position, tuple(shape)) * strides[k]
         if tuple(flat.shape) != out_shape[lead:stop]:
-            flat = xp.broadcast_to(flat, out_shape[lead:stop])  # NumPy's take copies a view
+            flat = xp.broadcast_to(flat, out_shape[lead:stop])  # a take may copy a view
         return flat
 
     def _take_block(
@@ -356,8 +353,8 @@ class Engine:
     ) -> Any:
         """One ``take`` of the 1-d `flat` along `axis`, reshaped to `out_shape` (into `out`,
         of that shape, where the engine's ``take`` writes there); with nothing before `axis`,
-        on an ``(n,)`` or ``(n, tail)`` view (PyTorch's ``index_select`` on a 4-d view with
-        unit axes is several times slower)."""
+        on an ``(n,)`` or ``(n, tail)`` view (a backend's ``take`` on a 4-d view with unit
+        axes can be several times slower)."""
         xp = self.xp
         if math.prod(x.shape[:axis]) == 1:
             tail = math.prod(x.shape[axis + 1 :])

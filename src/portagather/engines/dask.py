@@ -40,10 +40,7 @@ class DaskEngine(Engine):
     def reads_cheaply(self, x: Any) -> bool:
         return False
 
-    def index_array(self, indices: Any) -> Any:
-        return self.without_empty_blocks(indices)
-
-    def without_empty_blocks(self, x: Any) -> Any:
+    def laid_out(self, x: Any) -> Any:
         """Without zero-size chunks: Dask's elementwise operations with a Python scalar
         mis-handle them (``da.maximum(c, 0)`` on chunks ``(0, 1)`` gives two elements). An
         array of no elements at all as one block, which Dask's reshape needs."""
