@@ -484,10 +484,7 @@ def csr_call(
     key, route = call_key(options, data, offsets)
     if route is not None:
         return route, data, offsets
-    if not isinstance(reduce, str) or reduce not in SEGMENT_REDUCTIONS:
-        valid = ", ".join(repr(r) for r in SEGMENT_REDUCTIONS)
-        msg = f"reduce must be one of {valid}; got {reduce!r}"
-        raise ValueError(msg)
+    reduce = one_of(reduce, SEGMENT_REDUCTIONS, "reduce")
     if not isinstance(bad_indices, str) or bad_indices not in _CSR_POLICIES:
         msg = (
             "bad_indices must be 'error' or 'unchecked' for offsets (a bad offset has no "
@@ -545,10 +542,16 @@ REDUCTIONS = ("update", "add", "multiply", "min", "max")
 
 def check_reduce(reduce: object) -> str:
     """`reduce` if it names a reduction; a ``ValueError`` listing them otherwise."""
-    if isinstance(reduce, str) and reduce in REDUCTIONS:
-        return reduce
-    valid = ", ".join(repr(r) for r in REDUCTIONS)
-    msg = f"reduce must be one of {valid}; got {reduce!r}"
+    return one_of(reduce, REDUCTIONS, "reduce")
+
+
+def one_of(value: object, choices: Any, name: str) -> str:
+    """`value` if it is one of the strings `choices` (the keys, for a dict); a ``ValueError``
+    naming the argument `name` and listing them otherwise."""
+    if isinstance(value, str) and value in choices:
+        return value
+    valid = ", ".join(repr(c) for c in choices)
+    msg = f"{name} must be one of {valid}; got {value!r}"
     raise ValueError(msg)
 
 

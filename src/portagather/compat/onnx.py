@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _api
+from .._arguments import one_of
 from .._types import Reduction
 from ._common import as_int, axis_size, count_from_end, renamed, ways_out
 
@@ -48,10 +49,7 @@ def _ways(name: str, core: str) -> dict[str, str]:
 
 
 def _reduce(reduction: object) -> Reduction:
-    if isinstance(reduction, str) and reduction in _REDUCTIONS:
-        return _REDUCTIONS[reduction]
-    msg = f"reduction must be one of {', '.join(map(repr, _REDUCTIONS))}; got {reduction!r}"
-    raise ValueError(msg)
+    return _REDUCTIONS[one_of(reduction, _REDUCTIONS, "reduction")]
 
 
 def gather(data: Any, indices: Any, axis: int = 0) -> Any:

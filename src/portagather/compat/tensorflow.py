@@ -40,7 +40,7 @@ from typing import Any, Protocol
 import portagather.compat._tensorflow_math as math  # the tf.math namespace
 
 from .. import _api
-from .._arguments import scatter_call
+from .._arguments import one_of, scatter_call
 from .._arrays import dtype_kind, dtype_name
 from .._types import Reduction
 from ._common import renamed, ways_out, zeros_of
@@ -68,13 +68,7 @@ def _ways(name: str, core: str, *, policy: bool = False) -> dict[str, str]:
 
 
 def _policy(bad_indices_policy: str) -> Any:
-    if bad_indices_policy not in _TF_POLICIES:
-        msg = (
-            f"bad_indices_policy must be one of {', '.join(map(repr, _TF_POLICIES))}; "
-            f"got {bad_indices_policy!r}"
-        )
-        raise ValueError(msg)
-    return bad_indices_policy
+    return one_of(bad_indices_policy, _TF_POLICIES, "bad_indices_policy")
 
 
 def gather_nd(

@@ -55,6 +55,7 @@ import numpy as np
 
 from .. import _api
 from .._arguments import (
+    SEGMENT_REDUCTIONS,
     Operation,
     arrays,
     as_arrays,
@@ -64,6 +65,7 @@ from .._arguments import (
     check_segment_dtype,
     gather_call,
     int_argument,
+    one_of,
     scatter_call,
     updates_array,
 )
@@ -314,9 +316,7 @@ def scatter_reduce(
     ...                    include_self=False)
     array([3., 6., 5., 2.])
     """
-    if not isinstance(reduce, str) or reduce not in _REDUCE:
-        msg = f"reduce must be one of {', '.join(map(repr, _REDUCE))}; got {reduce!r}"
-        raise ValueError(msg)
+    one_of(reduce, _REDUCE, "reduce")
     core = _REDUCE[reduce]
     with _renamed("scatter_reduce"):
         xp, input, index, src = _checked_scatter(
@@ -503,9 +503,7 @@ def index_reduce(
            [5., 5.],
            [3., 7.]])
     """
-    if not isinstance(reduce, str) or reduce not in _INDEX_REDUCE:
-        msg = f"reduce must be one of {', '.join(map(repr, _INDEX_REDUCE))}; got {reduce!r}"
-        raise ValueError(msg)
+    one_of(reduce, _INDEX_REDUCE, "reduce")
     xp, input, index, dim = _line_index(input, dim, index)
     source = _source(xp, input, index, dim, source, exact=True)
     # scatter_reduce checks the dtypes, then the values of the spread index.
@@ -563,9 +561,6 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
         return _api.scatter_nd(input, vectors, values, reduce="add" if accumulate else "update")
 
 
-_SEGMENT_REDUCE = ("sum", "mean", "max", "min", "prod")
-
-
 def segment_reduce(
     data: Any,
     reduce: str,
@@ -603,9 +598,7 @@ def segment_reduce(
     >>> pgt.segment_reduce(data, "mean", offsets=np.array([0, 2, 2, 4]), initial=10.0)
     array([ 6.5, 10. ,  8.5])
     """
-    if not isinstance(reduce, str) or reduce not in _SEGMENT_REDUCE:
-        msg = f"reduce must be one of {', '.join(map(repr, _SEGMENT_REDUCE))}; got {reduce!r}"
-        raise ValueError(msg)
+    one_of(reduce, SEGMENT_REDUCTIONS, "reduce")
     if indices is not None:
         msg = (
             "indices= is not supported, as in PyTorch 2.13 ('indices based reduction is not "
