@@ -17,7 +17,8 @@ The CSR form ``segment_csr`` is in ``_segment_csr``.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ._api import scatter_route, scatter_with_count
 from ._arguments import (
@@ -134,18 +135,12 @@ def _enforce_too_large(call: SegmentCall, report: BadIndex, result: Any) -> Any:
 
 # -- the public functions
 
-
-def segment_sum(
-    data: Any, segment_ids: Any, num_segments: int | None = None, *,
-    indices_are_sorted: bool = False, bad_indices: Any = "error",
-) -> Any:  # fmt: skip
-    """The sum of the rows of `data` in each segment, like ``jax.ops.segment_sum`` and
-    ``tf.math.unsorted_segment_sum``: ``out[s] = sum(data[i] for i where segment_ids[i] == s)``.
-
-    Parameters
+#: What every segment reduction's docstring says of its parameters and its result, with the
+#: data's dtypes and the value of an empty segment filled in by :func:`_documented`.
+_PARAMETERS = """    Parameters
     ----------
     data : array
-        The rows to reduce, of a numeric dtype.
+        The rows to reduce, of a numeric dtype{kinds}.
     segment_ids : array of integers, or nested lists of ints
         The segment of each row: its shape is a leading part of ``data.shape`` (as in
         TensorFlow's ``unsorted_segment_*``), so each id takes the slice
@@ -158,7 +153,7 @@ def segment_sum(
         A promise, as in JAX, that the ids are sorted (non-decreasing), which lets an engine
         use a sorted kernel. With an unsorted id under the promise the result is unspecified,
         but nothing outside the arrays is read or written.
-    bad_indices : {"error", "ignore", "clip", "wrap", "unchecked"}, optional
+    bad_indices : {{"error", "ignore", "clip", "wrap", "unchecked"}}, optional
         What an id outside ``[0, num_segments)`` does: ``"error"`` raises ``IndexError``
         naming it (eagerly, when a Dask result is computed, under ``checkify``);
         ``"ignore"`` drops its row (TensorFlow's rule for negative ids); ``"clip"`` and
@@ -168,7 +163,34 @@ def segment_sum(
     -------
     array
         Shape ``(num_segments,) + data.shape[segment_ids.ndim:]``, with data's namespace,
-        dtype and device. An empty segment is 0.
+        dtype and device. {empty}"""
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _documented(empty: str, kinds: str = "") -> Callable[[_F], _F]:
+    """The decorated function's docstring with its ``{parameters}`` filled in: the shared
+    parameters of the segment reductions, the data's dtypes (`kinds`) and what an empty
+    segment holds (`empty`)."""
+
+    def document(function: _F) -> _F:
+        parameters = _PARAMETERS.format(kinds=kinds, empty=empty).strip()
+        function.__doc__ = (function.__doc__ or "").replace("{parameters}", parameters)
+        return function
+
+    return document
+
+
+@_documented(empty="An empty segment is 0.")
+def segment_sum(
+    data: Any, segment_ids: Any, num_segments: int | None = None, *,
+    indices_are_sorted: bool = False, bad_indices: Any = "error",
+) -> Any:  # fmt: skip
+    """The sum of the rows of `data` in each segment, like ``jax.ops.segment_sum`` and
+    ``tf.math.unsorted_segment_sum``: ``out[s] = sum(data[i] for i where segment_ids[i] == s)``.
+
+    {parameters}
 
     Examples
     --------
@@ -189,6 +211,7 @@ def segment_sum(
     )  # fmt: skip
 
 
+@_documented(empty="An empty segment is 0.")
 def segment_mean(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
     indices_are_sorted: bool = False, bad_indices: Any = "error",
@@ -198,33 +221,7 @@ def segment_mean(
     Integer data is floor-divided (as ``//``, and PyTorch's ``index_reduce``), after a
     sum in the data's dtype (wrapping around as its ``+`` does).
 
-    Parameters
-    ----------
-    data : array
-        The rows to reduce, of a numeric dtype.
-    segment_ids : array of integers, or nested lists of ints
-        The segment of each row: its shape is a leading part of ``data.shape`` (as in
-        TensorFlow's ``unsorted_segment_*``), so each id takes the slice
-        ``data[i_0, ..., i_k]`` of the remaining axes. Valid ids are ``[0, num_segments)``.
-    num_segments : int, optional
-        The number of segments, the result's length. None means ``max(segment_ids) + 1``,
-        read when the function is called: under ``jax.jit`` (and other JAX
-        transformations), on Dask and on symbolic ndonnx arrays it must be given.
-    indices_are_sorted : bool, optional
-        A promise, as in JAX, that the ids are sorted (non-decreasing), which lets an engine
-        use a sorted kernel. With an unsorted id under the promise the result is unspecified,
-        but nothing outside the arrays is read or written.
-    bad_indices : {"error", "ignore", "clip", "wrap", "unchecked"}, optional
-        What an id outside ``[0, num_segments)`` does: ``"error"`` raises ``IndexError``
-        naming it (eagerly, when a Dask result is computed, under ``checkify``);
-        ``"ignore"`` drops its row (TensorFlow's rule for negative ids); ``"clip"`` and
-        ``"wrap"`` move it into range; ``"unchecked"`` promises there is none.
-
-    Returns
-    -------
-    array
-        Shape ``(num_segments,) + data.shape[segment_ids.ndim:]``, with data's namespace,
-        dtype and device. An empty segment is 0.
+    {parameters}
 
     Examples
     --------
@@ -241,6 +238,10 @@ def segment_mean(
     )  # fmt: skip
 
 
+@_documented(
+    empty="An empty segment holds the dtype's lowest value (``-inf`` for floating dtypes).",
+    kinds=" (real: no complex), or bool (the max is any, the min all)",
+)
 def segment_max(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
     indices_are_sorted: bool = False, bad_indices: Any = "error",
@@ -249,35 +250,7 @@ def segment_max(
 
     A NaN in a segment makes its maximum NaN.
 
-    Parameters
-    ----------
-    data : array
-        The rows to reduce, of a numeric dtype (real: no complex), or bool (the max is
-        any, the min all).
-    segment_ids : array of integers, or nested lists of ints
-        The segment of each row: its shape is a leading part of ``data.shape`` (as in
-        TensorFlow's ``unsorted_segment_*``), so each id takes the slice
-        ``data[i_0, ..., i_k]`` of the remaining axes. Valid ids are ``[0, num_segments)``.
-    num_segments : int, optional
-        The number of segments, the result's length. None means ``max(segment_ids) + 1``,
-        read when the function is called: under ``jax.jit`` (and other JAX
-        transformations), on Dask and on symbolic ndonnx arrays it must be given.
-    indices_are_sorted : bool, optional
-        A promise, as in JAX, that the ids are sorted (non-decreasing), which lets an engine
-        use a sorted kernel. With an unsorted id under the promise the result is unspecified,
-        but nothing outside the arrays is read or written.
-    bad_indices : {"error", "ignore", "clip", "wrap", "unchecked"}, optional
-        What an id outside ``[0, num_segments)`` does: ``"error"`` raises ``IndexError``
-        naming it (eagerly, when a Dask result is computed, under ``checkify``);
-        ``"ignore"`` drops its row (TensorFlow's rule for negative ids); ``"clip"`` and
-        ``"wrap"`` move it into range; ``"unchecked"`` promises there is none.
-
-    Returns
-    -------
-    array
-        Shape ``(num_segments,) + data.shape[segment_ids.ndim:]``, with data's namespace,
-        dtype and device. An empty segment holds the dtype's lowest value (``-inf`` for
-        floating dtypes).
+    {parameters}
 
     Examples
     --------
@@ -294,6 +267,10 @@ def segment_max(
     )  # fmt: skip
 
 
+@_documented(
+    empty="An empty segment holds the dtype's highest value (``inf`` for floating dtypes).",
+    kinds=" (real: no complex), or bool (the max is any, the min all)",
+)
 def segment_min(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
     indices_are_sorted: bool = False, bad_indices: Any = "error",
@@ -302,35 +279,7 @@ def segment_min(
 
     A NaN in a segment makes its minimum NaN.
 
-    Parameters
-    ----------
-    data : array
-        The rows to reduce, of a numeric dtype (real: no complex), or bool (the max is
-        any, the min all).
-    segment_ids : array of integers, or nested lists of ints
-        The segment of each row: its shape is a leading part of ``data.shape`` (as in
-        TensorFlow's ``unsorted_segment_*``), so each id takes the slice
-        ``data[i_0, ..., i_k]`` of the remaining axes. Valid ids are ``[0, num_segments)``.
-    num_segments : int, optional
-        The number of segments, the result's length. None means ``max(segment_ids) + 1``,
-        read when the function is called: under ``jax.jit`` (and other JAX
-        transformations), on Dask and on symbolic ndonnx arrays it must be given.
-    indices_are_sorted : bool, optional
-        A promise, as in JAX, that the ids are sorted (non-decreasing), which lets an engine
-        use a sorted kernel. With an unsorted id under the promise the result is unspecified,
-        but nothing outside the arrays is read or written.
-    bad_indices : {"error", "ignore", "clip", "wrap", "unchecked"}, optional
-        What an id outside ``[0, num_segments)`` does: ``"error"`` raises ``IndexError``
-        naming it (eagerly, when a Dask result is computed, under ``checkify``);
-        ``"ignore"`` drops its row (TensorFlow's rule for negative ids); ``"clip"`` and
-        ``"wrap"`` move it into range; ``"unchecked"`` promises there is none.
-
-    Returns
-    -------
-    array
-        Shape ``(num_segments,) + data.shape[segment_ids.ndim:]``, with data's namespace,
-        dtype and device. An empty segment holds the dtype's highest value (``inf`` for
-        floating dtypes).
+    {parameters}
 
     Examples
     --------
@@ -345,39 +294,14 @@ def segment_min(
     )  # fmt: skip
 
 
+@_documented(empty="An empty segment is 1.")
 def segment_prod(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
     indices_are_sorted: bool = False, bad_indices: Any = "error",
 ) -> Any:  # fmt: skip
     """The product of the rows of `data` in each segment, like ``jax.ops.segment_prod``.
 
-    Parameters
-    ----------
-    data : array
-        The rows to reduce, of a numeric dtype.
-    segment_ids : array of integers, or nested lists of ints
-        The segment of each row: its shape is a leading part of ``data.shape`` (as in
-        TensorFlow's ``unsorted_segment_*``), so each id takes the slice
-        ``data[i_0, ..., i_k]`` of the remaining axes. Valid ids are ``[0, num_segments)``.
-    num_segments : int, optional
-        The number of segments, the result's length. None means ``max(segment_ids) + 1``,
-        read when the function is called: under ``jax.jit`` (and other JAX
-        transformations), on Dask and on symbolic ndonnx arrays it must be given.
-    indices_are_sorted : bool, optional
-        A promise, as in JAX, that the ids are sorted (non-decreasing), which lets an engine
-        use a sorted kernel. With an unsorted id under the promise the result is unspecified,
-        but nothing outside the arrays is read or written.
-    bad_indices : {"error", "ignore", "clip", "wrap", "unchecked"}, optional
-        What an id outside ``[0, num_segments)`` does: ``"error"`` raises ``IndexError``
-        naming it (eagerly, when a Dask result is computed, under ``checkify``);
-        ``"ignore"`` drops its row (TensorFlow's rule for negative ids); ``"clip"`` and
-        ``"wrap"`` move it into range; ``"unchecked"`` promises there is none.
-
-    Returns
-    -------
-    array
-        Shape ``(num_segments,) + data.shape[segment_ids.ndim:]``, with data's namespace,
-        dtype and device. An empty segment is 1.
+    {parameters}
 
     Examples
     --------
