@@ -107,6 +107,27 @@ def test_repeated_scatters_match_the_reference(backend, reduce, unique):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("reduce", ["multiply", "min", "max"])
+def test_repeated_reductions_at_vectors_check_each_component(backend, reduce):
+    # [0, 6] addresses no element of an (8, 6) array, though its flat position (6) is
+    # inside it; with rows of 2 values after the addressed axes, and NaNs in the data.
+    convert = BACKENDS[backend]
+    data = DATA.reshape(8, 3, 2).copy()
+    data[1, 2, 0] = np.nan
+    points = np.array([[1, 2], [7, 0], [1, 2], [0, 1]])
+    updates = (np.arange(8, dtype=np.float32).reshape(4, 2) - 3) * 5
+    wanted = reference.ref_scatter_nd(data, points, updates, reduce=reduce)
+    for column, value in ((1, 3), (0, 8)):
+        bad = points.copy()
+        bad[2, column] = value
+        for _ in range(3):
+            got = pg.scatter_nd(convert(data), convert(points), convert(updates), reduce=reduce)
+            np.testing.assert_array_equal(_values(got), wanted)
+            with pytest.raises(IndexError, match=r"^indices\[2\] = \["):
+                pg.scatter_nd(convert(data), convert(bad), convert(updates), reduce=reduce)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min", "prod"])
 @pytest.mark.parametrize("policy", ["error", "ignore", "clip"])
 def test_repeated_segments_match_the_reference(backend, reduce, policy):

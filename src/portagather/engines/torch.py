@@ -239,23 +239,45 @@ class TorchEngine(Engine):
         self, data: Any, indices: Any, updates: Any, plan: GatherPlan, reduce: str,
         promises: ScatterPromises,
     ) -> Any | None:  # fmt: skip
-        """``"add"`` and ``"update"`` at a small number of index vectors of several components
-        (as :meth:`_index_small`) by one ``index_put``, which raises on a value past the end;
-        the range is read as one Python list first (torch counts a negative value from the
-        end), and so is, for ``"update"`` without the promise of unique indices, whether two
-        vectors are equal (which one wins is then settled by :meth:`scatter`)."""
-        if reduce not in ("add", "update") or indices.numel() > self.SMALL or indices.ndim < 2:
+        """A small number of index vectors of several components (as :meth:`_index_small`),
+        read as one Python list first (torch counts a negative value from the end, and
+        a flat position would hide a component past its axis). ``"add"`` and ``"update"``
+        by one ``index_put``, which raises on a value past the end; for ``"update"`` without
+        the promise of unique indices, only where no two vectors are equal (which one wins
+        is then settled by :meth:`scatter`). ``"multiply"``, ``"min"`` and ``"max"`` by one
+        ``scatter_reduce_`` at the vectors' flat positions, each component checked against
+        its axis in the same list."""
+        if indices.numel() > self.SMALL or indices.ndim < 2:
             return None
         if data.dtype in SIGNED_TWIN or data.dtype == torch.bool:  # no kernels / OR semantics
             return None
         vectors = indices.reshape(-1, plan.depth).tolist()
         if vectors and min(itertools.chain.from_iterable(vectors)) < 0:
             return None
-        if reduce == "update" and not promises.unique_indices:
-            if len(set(map(tuple, vectors))) < len(vectors):
-                return None
-        place = (slice(None),) * plan.axis + tuple(indices.unbind(-1))
-        return _unless_out_of_range(data.index_put, place, updates, accumulate=reduce == "add")
+        if reduce in ("add", "update"):
+            if reduce == "update" and not promises.unique_indices:
+                if len(set(map(tuple, vectors))) < len(vectors):
+                    return None
+            place = (slice(None),) * plan.axis + tuple(indices.unbind(-1))
+            return _unless_out_of_range(data.index_put, place, updates, accumulate=reduce == "add")
+        if plan.axis or data.is_complex():  # (batch dims; torch's prod of complex numbers)
+            return None
+        flat = []
+        for vector in vectors:
+            position = 0
+            for value, n in zip(vector, plan.axis_sizes, strict=True):
+                if value >= n:
+                    return None
+                position = position * n + value
+            flat.append(position)
+        lines = math.prod(plan.axis_sizes)
+        width = math.prod(data.shape[plan.depth :])
+        out = data.clone(memory_format=torch.contiguous_format)
+        source = updates.reshape(len(flat), width)
+        at = torch.tensor(flat, dtype=torch.int64, device=data.device)
+        at = at.reshape(-1, 1).expand(len(flat), width)
+        out.view(lines, width).scatter_reduce_(0, at, source, TORCH_REDUCE[reduce])
+        return out
 
     def gather(self, data: Any, components: Components, plan: GatherPlan, out: Any = None) -> Any:
         """uint16/32/64 as the signed type of the same width. Reads that must be kept inside
