@@ -281,3 +281,55 @@ def test_repeated_scatters_along_an_axis_match_the_reference(backend, operation,
             np.testing.assert_array_equal(_values(run(at)), ref(at))
         with pytest.raises(IndexError, match=r"^(index|indices)\[2, 0\] = 4"):
             run(bad)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_repeated_scatters_convert_their_updates_on_every_call(backend):
+    # Updates of another dtype (cast), larger than scatter_d's index (its leading block) or
+    # broadcast (put_along_axis): a kept route converts them on every call, as the first.
+    convert = BACKENDS[backend]
+    data = np.zeros((2, 3), dtype=np.float32)
+    index = np.array([[2, 0], [1, 1]])
+    src = np.array([[1, 2, 9], [3, 4, 9]], dtype=np.int8)  # column 2 is outside the block
+    want_d = reference.ref_scatter_d(data, 1, index, src[:, :2].astype(np.float32), "add")
+    values = np.array([7], dtype=np.int8)  # broadcast along both axes
+    want_put = data.copy()
+    for row in range(2):
+        for column in index[row]:
+            want_put[row, column] = 7
+    for _ in range(3):
+        got = pg.scatter_d(convert(data), 1, convert(index), convert(src), reduce="add")
+        np.testing.assert_array_equal(_values(got), want_d)
+        got = pg.put_along_axis(convert(data), convert(index), convert(values), axis=1)
+        np.testing.assert_array_equal(_values(got), want_put)
+
+
+def test_repeated_compat_scatters_take_the_updates_dtype_into_account():
+    # tf.tensor_scatter_nd_sub negates the updates in the tensor's dtype: uint8 updates of 5
+    # into int64 subtract 5 on every call, not 251 on the calls that find a kept route.
+    from portagather.compat import tensorflow as tf
+
+    tensor, index = np.array([10, 10]), np.array([[0]])
+    for _ in range(3):
+        got = tf.tensor_scatter_nd_sub(tensor, index, np.array([5], dtype=np.uint8))
+        np.testing.assert_array_equal(got, [5, 10])
+        got = tf.tensor_scatter_nd_add(tensor, index, np.array([-128], dtype=np.int8))
+        np.testing.assert_array_equal(got, [-118, 10])
+
+
+def test_tensor_options_filled_in_place_are_read_on_every_call():
+    # A PyTorch tensor hashes by identity: a fill value or a number of segments filled in
+    # place between two calls is a new value, never the kept route's old one.
+    fill = torch.tensor(7)
+    data = torch.arange(3, dtype=torch.int8)
+    for value in (7, 9, 11):
+        fill.fill_(value)
+        got = pg.gather_nd(data, torch.tensor([[0], [9]]), bad_indices="ignore", fill_value=fill)
+        assert got.tolist() == [0, value]
+    fill.fill_(300)
+    with pytest.raises(ValueError, match="cannot be held exactly"):
+        pg.gather_nd(data, torch.tensor([[0], [9]]), bad_indices="ignore", fill_value=fill)
+    count = torch.tensor(3)
+    assert pg.segment_sum(torch.ones(2), torch.tensor([0, 1]), count).tolist() == [1, 1, 0]
+    count.fill_(4)
+    assert pg.segment_sum(torch.ones(2), torch.tensor([0, 1]), count).tolist() == [1, 1, 0, 0]

@@ -4,20 +4,24 @@ Each public function (the gathers, the scatters, the segment reductions and ``se
 and each compat front end through them) passes its arguments to one entry point here
 (:func:`gather_call`, :func:`scatter_call`, :func:`segment_call`, :func:`csr_call`), which
 returns the checked call with named fields. The checks run in one order on every backend, so
-that a call with two faults reports the same one everywhere (docs/contract.md, "Errors"):
+that a call with two faults reports the same one everywhere. The gathers and the scatters
+(docs/contract.md, "Errors"):
 
 1. the options: ``axis``, ``dim`` and ``batch_dims`` are ints (:func:`int_argument`, as the
-   public functions read them), ``bad_indices`` names a policy, ``reduce`` a reduction, the
-   promises are bools and ``num_segments`` an int;
+   public functions read them), ``bad_indices`` names a policy, ``reduce`` a reduction and
+   the promises are bools;
 2. the kinds: the data, the index, the updates and ``fill_value`` are arrays or Python
    values of the right kind (a scalar, or rectangular nested lists and tuples of them; no
    ``None``, dict, string index or other object), and the arrays are of one namespace;
 3. ranks and shapes: the plan of the gather (``_plan``), the updates' shape, a 0-d
-   ``fill_value``, segment ids that lead the data's shape, CSR offsets that split it;
+   ``fill_value``;
 4. dtypes: an integer index, a reduction the data's dtype has, updates that cast safely;
-5. values: ``fill_value`` and Python updates held exactly by the data's dtype, Python
-   index values that no integer dtype of the data's device holds (under the policy), and a
-   ``num_segments`` that an array of the device can hold.
+5. values: ``fill_value`` and Python updates held exactly by the data's dtype, and Python
+   index values that no integer dtype of the data's device holds, under the policy.
+
+The segment reductions and ``segment_csr`` keep the order of docs/contract.md, R6: their
+options, the kinds, the dtypes (of the ids or offsets, then of the data), the shapes, then
+``num_segments`` (its kind, and whether an array of the device can hold it) and the values.
 
 The values of index arrays are the policy's, afterwards (``_indices``). Python values become
 arrays of the data's namespace only once all five have passed, on the data's device and in
@@ -86,8 +90,10 @@ class Route:
     `reduction` the reduction the engine runs (scatters: ``"max"`` for ``"add"`` on bool).
     `kernel` is :meth:`Engine.checked_gather` or :meth:`Engine.checked_scatter` of the route:
     the whole call for a valid index, or None where it does not serve (the policy decides).
-    Every field is given (no defaults): torch.compile traces a route's making, and cannot
-    trace a default object's."""
+    `updates_as_given`: a scatter's updates of this key have the data's dtype and the
+    result's shape as the caller gives them (else every call casts, cuts or broadcasts
+    them: :func:`fitted_updates`); True for a gather. Every field is given (no defaults):
+    torch.compile traces a route's making, and cannot trace a default object's."""
 
     xp: Any
     engine: Engine
@@ -97,6 +103,7 @@ class Route:
     reduction: str
     promises: ScatterPromises
     kernel: Callable[..., Any] | None
+    updates_as_given: bool
 
 
 def kernel_applies(engine: Engine, plan: GatherPlan, policy: str) -> bool:
@@ -146,6 +153,16 @@ _ROUTES: dict[tuple[Any, ...], Any] = {}
 _MAX_ROUTES = 1024
 
 
+def _by_value(option: object) -> bool:
+    """Whether `option` hashes by its value, so that it may key a route: a Python or NumPy
+    scalar. A PyTorch tensor hashes by identity, and one filled in place between two calls
+    would find the route of its old value."""
+    return type(option) in _SCALAR_TYPES or isinstance(option, np.generic)
+
+
+_SCALAR_TYPES = frozenset((bool, int, float, complex, str))
+
+
 def keep(key: tuple[Any, ...] | None, route: Any) -> None:
     """Keep `route` for later calls of `key` (where :func:`call_key` made one)."""
     if key is None:
@@ -171,7 +188,7 @@ def gather_call(
     of the route's namespace. `arguments` are the planner's integer arguments after `op`'s
     shapes, as :func:`int_argument` read them."""
     options = (op, arguments, type(bad_indices), bad_indices, type(fill_value), fill_value)
-    key, route = call_key(options, data, indices)
+    key, route = call_key(options, data, indices) if _by_value(fill_value) else (None, None)
     if route is not None:
         return route, data, indices
     policy = normalize_policy(bad_indices)
@@ -192,7 +209,7 @@ def gather_call(
     kernel = None
     if kernel_applies(engine, plan, policy):
         kernel = engine.checked_gather(plan, indices.shape, indices.dtype, policy)
-    route = Route(xp, engine, plan, policy, fill, "update", NO_PROMISES, kernel)
+    route = Route(xp, engine, plan, policy, fill, "update", NO_PROMISES, kernel, True)
     keep(key, route)
     return route, data, indices
 
@@ -222,6 +239,8 @@ def scatter_call(
                indices_are_sorted)  # fmt: skip
     key, route = call_key(options, data, indices, updates)
     if route is not None:
+        if not route.updates_as_given:  # the same cast, cut or broadcast as the first call's
+            updates = fitted_updates(route.xp, updates, data.dtype, route.plan.out_shape, op)
         return route, data, indices, updates
     data_name, index_name, update_name = op.names
     fit = op.updates_fit
@@ -238,6 +257,7 @@ def scatter_call(
     reduction = check_reduce_dtype(xp, reduce, data.dtype, data_name)
     given.check_dtype(data.dtype)
     updates = given.array(data, plan.out_shape, fit)
+    as_given = updates is given.given  # no cast, cut or broadcast
     indices = pair.index_array(data, plan, policy)
     engine = engine_for(xp)
     kernel = None
@@ -245,7 +265,7 @@ def scatter_call(
         kernel = engine.checked_scatter(
             plan, indices.shape, indices.dtype, reduction, promised, policy, in_place=False
         )
-    route = Route(xp, engine, plan, policy, 0, reduction, promised, kernel)
+    route = Route(xp, engine, plan, policy, 0, reduction, promised, kernel, as_given)
     keep(key, route)
     return route, data, indices, updates
 
@@ -304,7 +324,7 @@ def segment_call(
     `drop_negative` a negative one is dropped, as every negative id then is.
     """
     key = kept = None
-    if num_segments is not None:  # else read from the ids on every call
+    if num_segments is not None and _by_value(num_segments):  # else checked on every call
         options = (reduce, type(num_segments), num_segments, type(indices_are_sorted),
                    indices_are_sorted, type(bad_indices), bad_indices, drop_negative,
                    with_count, function)  # fmt: skip
@@ -373,7 +393,7 @@ class SegmentRoutes:
     #: No rows, of a dtype with gradients: the result is kept in the data's autograd graph.
     no_rows: bool
     #: A mean's division (:func:`mean_division`): ``"floor"``, ``"widened"`` or ``"plain"``,
-    #: and the dtype it divides in (None where the reduction is no mean).
+    #: and the dtype it divides in (``""`` and None where the reduction is no mean).
     division: str
     division_dtype: Any
 
@@ -451,7 +471,7 @@ def _segment_route(
         kernel = engine.checked_scatter(
             plan, id_shape, id_dtype, reduction, promises, policy, in_place=True
         )
-    return Route(xp, engine, plan, policy, 0, reduction, promises, kernel)
+    return Route(xp, engine, plan, policy, 0, reduction, promises, kernel, True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -822,20 +842,29 @@ class Updates:
                     f"exactly, or an array; got {shown(self.given)} ({err})"
                 )
                 raise TypeError(msg) from None
-        if updates.dtype != data.dtype:
-            updates = xp.astype(updates, data.dtype)
-        if tuple(updates.shape) != shape:
-            if mode == "block":
-                updates = updates[tuple(slice(0, s) for s in shape)]
-            else:
-                updates = xp.broadcast_to(updates, shape)
-        return updates
+        return _fitted_updates(xp, updates, data.dtype, shape, mode)
+
+
+def fitted_updates(xp: Any, updates: Any, dtype: Any, shape: tuple[int, ...], op: Operation) -> Any:
+    """The array `updates` (checked already, by the first call of its key) in `dtype`, of the
+    gather's result `shape`, as ``op.updates_fit`` says they fit it."""
+    return _fitted_updates(xp, updates, dtype, shape, op.updates_fit)
+
+
+def _fitted_updates(xp: Any, updates: Any, dtype: Any, shape: tuple[int, ...], mode: str) -> Any:
+    if updates.dtype != dtype:
+        updates = xp.astype(updates, dtype)
+    if tuple(updates.shape) != shape:
+        if mode == "block":  # its leading block, as torch.scatter reads src
+            updates = updates[tuple(slice(0, s) for s in shape)]
+        else:
+            updates = xp.broadcast_to(updates, shape)
+    return updates
 
 
 def updates_array(xp: Any, updates: Any, data: Any, name: str, data_name: str) -> Any:
     """`updates` as an array of data's namespace and dtype, of any shape: the kinds, dtype and
-    value checks of a scatter's updates (for front ends and the segment reductions, which
-    check shapes their own way)."""
+    value checks of a scatter's updates (for front ends, which check shapes their own way)."""
     given = Updates(xp, data, data_name, updates, name)
     given.check_dtype(data.dtype)
     return given.array(data, given.shape, "exact")
@@ -950,7 +979,8 @@ def _exact(nested: Any, array: Any) -> Any:
 
 #: Plans by call signature (the planner's name, both shapes as the arrays give them, the
 #: integer arguments) where those shapes are static: one dictionary lookup for a call in a
-#: loop, and the one cache of plans (the planners keep none). Names, not the functions, as
+#: loop, and the one cache of the gathers' and scatters' plans (the planners keep none; a
+#: segment reduction's plan is kept in its route). Names, not the functions, as
 #: keys: torch.compile traces a dictionary of strings.
 _PLANS: dict[tuple[Any, ...], GatherPlan] = {}
 

@@ -260,7 +260,7 @@ class TorchEngine(Engine):
                     return None
             place = (slice(None),) * plan.axis + tuple(indices.unbind(-1))
             return _unless_out_of_range(data.index_put, place, updates, accumulate=reduce == "add")
-        if plan.axis or data.is_complex():  # (batch dims; torch's prod of complex numbers)
+        if data.is_complex():  # (torch's prod of complex numbers)
             return None
         flat = []
         for vector in vectors:
