@@ -290,11 +290,15 @@ def _run_in_blocks(
     out_axis = plan.axis - plan.batch_dims if plan.kind == "axes" else 0
     slice_data = plan.kind == "along" and plan.axis != 0 and data.shape[0] != 1
     lead = (slice(None),) * out_axis
+    plans: dict[tuple[Any, ...], GatherPlan] = {}  # every block's but the last is one plan
     for start in range(0, indices.shape[0], rows):
         block = slice(start, start + rows)
         data_block = data[block] if slice_data else data
         index_block = indices[block]
-        block_plan = planner(tuple(data_block.shape), tuple(index_block.shape), *arguments)
+        shapes = (tuple(data_block.shape), tuple(index_block.shape))
+        block_plan = plans.get(shapes)
+        if block_plan is None:
+            block_plan = plans[shapes] = planner(*shapes, *arguments)
         block_call = replace(call, data=data_block, indices=index_block, plan=block_plan)
         out_block = out[tuple([*lead, block])]
         try:
