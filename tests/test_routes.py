@@ -333,3 +333,29 @@ def test_tensor_options_filled_in_place_are_read_on_every_call():
     assert pg.segment_sum(torch.ones(2), torch.tensor([0, 1]), count).tolist() == [1, 1, 0]
     count.fill_(4)
     assert pg.segment_sum(torch.ones(2), torch.tensor([0, 1]), count).tolist() == [1, 1, 0, 0]
+
+
+def test_repeated_large_updates_along_the_last_axis_match_the_reference():
+    # PyTorch: an index too large to read as lists (more than 32 values), with duplicates in
+    # its rows, goes to torch's own checked scatter, which settles the winners; min and max
+    # under the promise of unique indices read, combine and write.
+    rng = np.random.default_rng(1)
+    data = rng.random((50, 40)).astype(np.float32)
+    index = rng.integers(0, 40, size=(50, 30))
+    unique = np.stack([rng.permutation(40)[:30] for _ in range(50)])
+    src = rng.random((50, 30)).astype(np.float32)
+    bad = index.copy()
+    bad[3, 4] = 40
+    for _ in range(3):
+        got = pg.scatter_d(torch.tensor(data), 1, torch.tensor(index), torch.tensor(src))
+        want = reference.ref_scatter_d(data, 1, index, src, "update")
+        np.testing.assert_array_equal(got.numpy(), want)
+        for reduce in ("min", "max"):
+            got = pg.scatter_d(
+                torch.tensor(data), 1, torch.tensor(unique), torch.tensor(src), reduce=reduce,
+                unique_indices=True,
+            )  # fmt: skip
+            want = reference.ref_scatter_d(data, 1, unique, src, reduce)
+            np.testing.assert_array_equal(got.numpy(), want)
+        with pytest.raises(IndexError, match=r"^index\[3, 4\] = 40 "):
+            pg.scatter_d(torch.tensor(data), 1, torch.tensor(bad), torch.tensor(src))

@@ -140,34 +140,46 @@ class TorchEngine(Engine):
             return None
         if not plan.vector and plan.axis == 0 and reduce != "update":  # a segment reduction
             return functools.partial(self._reduce_rows, reduce=reduce, in_place=in_place)
-        along = plan.kind == "along" and tuple(index_shape) == plan.out_shape and index_shape
-        settle = reduce == "update" and not promises.unique_indices
-        if along and (not settle or plan.axis == len(index_shape) - 1):
-            return functools.partial(
-                self._reduce_along, axis=plan.axis, reduce=reduce, settle=settle
-            )
-        return functools.partial(
+        checked = functools.partial(
             self._scatter_if_valid, plan=plan, reduce=reduce, promises=promises
         )
+        along = plan.kind == "along" and tuple(index_shape) == plan.out_shape and index_shape
+        if not along or (promises.unique_indices and reduce in ("min", "max")):
+            # (Under the promise, min and max read, combine and write: faster on the CPU
+            # than scatter_reduce_, and what _scatter_if_valid's scatter_along does.)
+            return checked
+        if reduce == "update" and not promises.unique_indices:  # a winner to settle
+            if plan.axis != len(index_shape) - 1:
+                return checked
+            return functools.partial(self._update_along, axis=plan.axis, checked=checked)
+        return functools.partial(self._reduce_along, axis=plan.axis, reduce=reduce)
 
     def full(self, shape: tuple[int, ...], value: float, dtype: Any, like: Any) -> Any:
         return torch.full(shape, value, dtype=dtype, device=like.device)
 
+    def _update_along(
+        self, data: Any, indices: Any, updates: Any, axis: int, checked: Callable[..., Any]
+    ) -> Any | None:
+        """``"update"`` along the last axis without the promise of unique indices: a small
+        index whose rows hold no duplicate, read as Python lists, has no winner to settle
+        (:meth:`_reduce_along`); any other index goes to `checked`
+        (:meth:`_scatter_if_valid`, whose scatter settles the winners)."""
+        if not (data.is_cpu and self.reads_cheaply(indices)):
+            return None
+        if indices.numel() <= self.SMALL and rows_hold_no_duplicate(indices, indices.shape[-1]):
+            return self._reduce_along(data, indices, updates, axis, "update")
+        return checked(data, indices, updates)
+
     def _reduce_along(
-        self, data: Any, indices: Any, updates: Any, axis: int, reduce: str, settle: bool
+        self, data: Any, indices: Any, updates: Any, axis: int, reduce: str
     ) -> Any | None:
         """``scatter_d`` / ``put_along_axis`` at an index of the updates' shape by one
         ``scatter_``, ``scatter_add_`` or ``scatter_reduce_`` into a copy: torch raises on any
         value not in ``[0, n)`` (a negative one, which these operations count from the end,
         goes through the policy) and on an index longer than the data on another axis,
-        having written only into the copy. With `settle` (``"update"`` along the last axis
-        without the promise of unique indices), only a small index whose rows hold no
-        duplicate, read as Python lists (torch says not which duplicate wins)."""
+        having written only into the copy. ``"update"`` only where no target has two
+        updates (torch says not which one wins)."""
         if not (data.is_cpu and self.reads_cheaply(indices)) or data.dtype in SIGNED_TWIN:
-            return None
-        if settle and (
-            indices.numel() > self.SMALL or not rows_hold_no_duplicate(indices, indices.shape[-1])
-        ):
             return None
         out = data.clone()
         try:
