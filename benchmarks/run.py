@@ -12,7 +12,8 @@ over the rounds is reported. JAX runs with ``jax_enable_x64`` so that the indice
 The report is ``RESULTS.template.md`` with its named sections filled by the ``section_*``
 functions; the sections the other scripts write (:data:`CARRIED`: ``scale_out.py``,
 ``scatter.py``, ``decisions/last_wins.py``, ``decisions/jax_eager.py``, ``segments.py``,
-``segments_scale_out.py``, ``gpu.py``, ``per_call.py``) are carried over from the old report.
+``segments_scale_out.py``, ``segments_dask_idioms.py``, ``gpu.py``, ``per_call.py``) are
+carried over from the old report.
 Timing, threads and the sections: ``harness.py``.
 """
 
@@ -209,6 +210,7 @@ CARRIED = (
     "jax-eager",
     "segments",
     "segments-scale-out",
+    "segments-dask-idioms",
     "gpu",
     "per-call",
 )

@@ -27,16 +27,24 @@ concrete arrays (``"error"`` and ``"clip"`` against the same idioms outside ``ji
 calls, and first calls on a new shape (the median over several index shapes that no candidate
 has seen). TensorFlow's ``tensor_scatter_nd_*`` (no multiply) is compared with portagather on
 NumPy, on S1.
+
+PyTorch's own last-wins path on S1 ``"update"``: ``index_put_`` under
+``torch.use_deterministic_algorithms(True)`` (switched off again after each call), timed in
+the same rounds but not counted as a native of the block (the fastest native stays the plain
+idioms). Its result must equal the reference and portagather's, element for element, before
+any timing; the section shows portagather / that path and that path / the plain
+``index_put_``, median over the repeats.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +75,11 @@ UPDATE_BOUND, REDUCE_BOUND = 1.5, 1.05
 EAGER_WARM_BOUND, EAGER_FIRST_BOUND = 1.2, 1.5
 
 PG, NATIVE = "pg", "native"
+#: PyTorch's index_put_ under use_deterministic_algorithms: timed beside the block, not a
+#: native of it (its ratios are reported apart).
+DETERMINISTIC = "deterministic"
+DET_NAME = "index_put_((i0, i1)) deterministic"
+PLAIN_INDEX_PUT = "index_put_((i0, i1))"
 
 
 # ------------------------------------------------------------------------------ data
@@ -218,6 +231,19 @@ def _put_along(p: Any, i: Any, u: Any) -> Any:
     return out
 
 
+@contextlib.contextmanager
+def _deterministic() -> Iterator[None]:
+    """``torch.use_deterministic_algorithms(True)`` inside, the previous setting after."""
+    import torch
+
+    was = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(was)
+
+
 TORCH_REDUCE = {"add": "sum", "max": "amax", "min": "amin", "multiply": "prod"}
 TORCH_OP = {"add": "add", "max": "maximum", "min": "minimum", "multiply": "mul"}
 
@@ -271,7 +297,14 @@ def _torch(key: str, data: dict[str, Any], reduce: str) -> list[Candidate]:
             def index_put() -> Any:
                 return p.clone().index_put_((i[:, 0], i[:, 1]), u, accumulate=reduce == "add")
 
-            natives.append(Candidate("index_put_((i0, i1))", NATIVE, index_put))
+            natives.append(Candidate(PLAIN_INDEX_PUT, NATIVE, index_put))
+        if key == "S1" and reduce == "update":
+
+            def deterministic_index_put() -> Any:  # torch's own last-wins path
+                with _deterministic():
+                    return p.clone().index_put_((i[:, 0], i[:, 1]), u)
+
+            natives.append(Candidate(DET_NAME, DETERMINISTIC, deterministic_index_put))
         mine = pg_candidates(key, (p, i, u), reduce, ("error", "unchecked"))
     else:
 
@@ -421,6 +454,16 @@ def check(cands: list[Candidate], want: Any, key: str, reduce: str, backend: str
         if not same:
             msg = f"{key} {backend} {reduce}: {c.name} differs from the reference"
             raise AssertionError(msg)
+    det = [c for c in cands if c.kind == DETERMINISTIC]
+    if det:  # torch's deterministic path gives exactly portagather's answer
+        import torch
+
+        theirs = det[0].fn().numpy()
+        assert not torch.are_deterministic_algorithms_enabled()
+        for c in cands:
+            if c.kind == PG and not np.array_equal(c.fn().numpy(), theirs):
+                msg = f"{key} {backend} {reduce}: {c.name} differs from {det[0].name}"
+                raise AssertionError(msg)
 
 
 def run_block(
@@ -441,9 +484,20 @@ def run_block(
         if c.kind == PG:
             ratios[c.policy or c.name] = {**blk["ratios"][c.name], "name": c.name,
                                           "seconds": seconds[c.name]}  # fmt: skip
+    det = [c.name for c in cands if c.kind == DETERMINISTIC]
+    deterministic = {}
+    if det:  # portagather / the deterministic path, that path / plain index_put_, per repeat
+        pairs = {c.policy: (c.name, det[0]) for c in cands if c.kind == PG}
+        pairs["deterministic / plain"] = (det[0], PLAIN_INDEX_PUT)
+        for column, (num, den) in pairs.items():
+            per = [m[num] / m[den] for m in blk["runs"]]
+            deterministic[column] = {"ratio": statistics.median(per), "low": min(per),
+                                     "high": max(per)}  # fmt: skip
+        deterministic["seconds"] = {n: seconds[n] for n in (det[0], PLAIN_INDEX_PUT)}
     return {
         "workload": key, "backend": backend, "reduce": reduce, "native": fastest,
         "native_s": seconds[fastest], "ratios": ratios, "rounds": rounds, "seconds": seconds,
+        **({"deterministic": deterministic} if deterministic else {}),
     }  # fmt: skip
 
 
@@ -505,6 +559,11 @@ def run(
                     f"({blk['native']}): {cells}",
                     flush=True,
                 )
+                if "deterministic" in blk:
+                    print("    " + ", ".join(
+                        f"{col} {r['ratio']:.2f} ({r['low']:.2f}-{r['high']:.2f})"
+                        for col, r in blk["deterministic"].items() if col != "seconds"
+                    ), flush=True)  # fmt: skip
             if "jax-eager" in backends and not key.endswith("u"):
                 first = first_calls(key, reduce, quick, shapes, ("error", "clip"))
                 firsts.append({"workload": key, "reduce": reduce, "seconds": first})
@@ -567,6 +626,31 @@ def report(res: dict[str, Any], repeat: int, shapes: int) -> str:
             f"| {b['workload']} | {b['backend']} | {b['reduce']} | {b['native_s'] * 1e3:.2f} ms "
             f"| `{b['native']}` | " + " | ".join(cells) + " |"
         )
+    det_rows = [b for b in res["blocks"] if "deterministic" in b]
+    if det_rows:
+        lines += [
+            "",
+            "### PyTorch: last wins against `index_put_` under deterministic algorithms",
+            "",
+            "`index_put_((i0, i1))` under `torch.use_deterministic_algorithms(True)` (PyTorch's "
+            "own last-wins path; switched off again after each call) gave exactly the "
+            "reference's and portagather's result before the timing, and ran in the same "
+            "interleaved rounds as the block above without counting as its native. Ratios "
+            "per repeat, median over the repeats, range in brackets.",
+            "",
+            "| workload | deterministic `index_put_` | plain `index_put_` | deterministic / plain "
+            '| `"error"` / deterministic | `"unchecked"` / deterministic |',
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for b in det_rows:
+            d = b["deterministic"]
+            lines.append(
+                f"| {b['workload']} | {d['seconds'][DET_NAME] * 1e3:.2f} ms "
+                f"| {d['seconds'][PLAIN_INDEX_PUT] * 1e3:.2f} ms "
+                f"| {_cell(d['deterministic / plain'], None, repeat)} "
+                f"| {_cell(d.get('error'), None, repeat)} "
+                f"| {_cell(d.get('unchecked'), None, repeat)} |"
+            )
     eager = [b for b in res["blocks"] if b["backend"] == "jax-eager"]
     if eager:
         lines += [
