@@ -184,6 +184,20 @@ def profiled(fn: Callable[[], Any], calls: int) -> dict[tuple[str, int, str], tu
     return pstats.Stats(prof).stats  # type: ignore[attr-defined]
 
 
+@contextlib.contextmanager
+def torch_deterministic() -> Iterator[None]:
+    """``torch.use_deterministic_algorithms(True)`` inside (PyTorch's own last-wins path of
+    ``index_put_``), the previous setting after."""
+    import torch
+
+    was = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(was)
+
+
 # ------------------------------------------------------------------------------ threads
 
 

@@ -38,13 +38,12 @@ any timing; the section shows portagather / that path and that path / the plain
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import json
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +58,7 @@ from harness import (  # noqa: E402
     repeated,
     rotated,
     setup,
+    torch_deterministic,
     versions_text,
     write_section,
 )
@@ -231,19 +231,6 @@ def _put_along(p: Any, i: Any, u: Any) -> Any:
     return out
 
 
-@contextlib.contextmanager
-def _deterministic() -> Iterator[None]:
-    """``torch.use_deterministic_algorithms(True)`` inside, the previous setting after."""
-    import torch
-
-    was = torch.are_deterministic_algorithms_enabled()
-    torch.use_deterministic_algorithms(True)
-    try:
-        yield
-    finally:
-        torch.use_deterministic_algorithms(was)
-
-
 TORCH_REDUCE = {"add": "sum", "max": "amax", "min": "amin", "multiply": "prod"}
 TORCH_OP = {"add": "add", "max": "maximum", "min": "minimum", "multiply": "mul"}
 
@@ -301,7 +288,7 @@ def _torch(key: str, data: dict[str, Any], reduce: str) -> list[Candidate]:
         if key == "S1" and reduce == "update":
 
             def deterministic_index_put() -> Any:  # torch's own last-wins path
-                with _deterministic():
+                with torch_deterministic():
                     return p.clone().index_put_((i[:, 0], i[:, 1]), u)
 
             natives.append(Candidate(DET_NAME, DETERMINISTIC, deterministic_index_put))

@@ -26,10 +26,9 @@ against the data copied into a buffer one element longer, as the engines did bef
 
 from __future__ import annotations
 
-import contextlib
 import statistics
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +42,7 @@ from harness import (  # noqa: E402
     machine,
     repeated,
     setup,
+    torch_deterministic,
     versions_text,
     write_section,
 )
@@ -329,18 +329,6 @@ def numpy_reduce(reduce: str, data: Any, flat: Any, updates: Any) -> list[Candid
 # ------------------------------------------------------------------------------ PyTorch
 
 
-@contextlib.contextmanager
-def _deterministic() -> Iterator[None]:
-    import torch
-
-    was = torch.are_deterministic_algorithms_enabled()
-    torch.use_deterministic_algorithms(True)
-    try:
-        yield
-    finally:
-        torch.use_deterministic_algorithms(was)
-
-
 def torch_update(data: Any, flat: Any, updates: Any) -> list[Candidate]:
     import torch
 
@@ -431,7 +419,7 @@ def torch_update(data: Any, flat: Any, updates: Any) -> list[Candidate]:
         return data.clone().index_put_((targets,), updates.index_select(0, winner))
 
     def deterministic_index_put() -> Any:
-        with _deterministic():
+        with torch_deterministic():
             return data.clone().index_put_((flat,), updates)
 
     fns = [
