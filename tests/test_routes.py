@@ -109,8 +109,9 @@ def test_repeated_scatters_match_the_reference(backend, reduce, unique):
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("reduce", ["multiply", "min", "max"])
 def test_repeated_reductions_at_vectors_check_each_component(backend, reduce):
-    # [0, 6] addresses no element of an (8, 6) array, though its flat position (6) is
-    # inside it; with rows of 2 values after the addressed axes, and NaNs in the data.
+    # [1, 3] addresses no element of an (8, 3, 2) array, though its flat position among the
+    # (8, 3) rows is inside it (and [8, 2] is past the first axis); with rows of 2 values
+    # after the addressed axes, and a NaN in the data.
     convert = BACKENDS[backend]
     data = DATA.reshape(8, 3, 2).copy()
     data[1, 2, 0] = np.nan
@@ -191,10 +192,11 @@ def test_options_that_compare_equal_keep_their_own_checks(name, first, second, o
 def test_each_dtype_is_a_key_of_its_own():
     index = np.array([[1], [2]])
     for dtype in (np.float32, np.int8, np.bool_, np.float32):
-        data = np.ones(4, dtype=dtype)
-        got = pg.scatter_nd(data, index, np.array([0, 0], dtype=dtype), reduce="add")
+        data = np.zeros(4, dtype=dtype)
+        updates = np.array([1, 0], dtype=dtype)  # (an add that changes the data)
+        got = pg.scatter_nd(data, index, updates, reduce="add")
         np.testing.assert_array_equal(
-            got, reference.ref_scatter_nd(data, index, [0, 0], reduce="add")
+            got, reference.ref_scatter_nd(data, index, updates, reduce="add")
         )
         assert got.dtype == dtype
     strings = np.array(["a", "b", "c"])

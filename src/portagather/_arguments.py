@@ -270,43 +270,35 @@ def scatter_call(
     return route, data, indices, updates
 
 
-@dataclass(slots=True)
-class SegmentCall:
-    """One segment reduction's checked arguments: the namespace and its engine, the data and
-    the ids as arrays of it, the number of segments, the policy (TensorFlow's default
-    resolved), how the ids' values can be seen, and the caller's promise that the ids never
-    decrease (an engine may use a sorted kernel)."""
-
-    xp: Any
-    engine: Engine
-    data: Any
-    ids: Any
-    num_segments: int
-    policy: str
-    access: Any
-    ids_sorted: bool
-    #: The scatters' routes (and the identity) found for this call's signature, by what they
-    #: are for (``_segment``): shared by its repeat calls (:class:`SegmentRoute`), so each is
-    #: made once.
-    routes: dict[tuple[Any, ...], Any]
-
-    @property
-    def result_shape(self) -> tuple[int, ...]:
-        return (self.num_segments, *self.data.shape[self.ids.ndim :])
-
-
 @dataclass(frozen=True, slots=True)
 class SegmentRoute:
     """What the checks of one segment reduction's signature found, for its repeat calls: the
-    namespace, its engine, the number of segments, the policy as named (TensorFlow's default
-    unresolved), the promise of sorted ids and :attr:`SegmentCall.routes`."""
+    namespace, its engine, the number of segments and the result's shape, the policy as named
+    (TensorFlow's default unresolved), and the caller's promise that the ids never decrease
+    (an engine may use a sorted kernel)."""
 
     xp: Any
     engine: Engine
     num_segments: int
+    result_shape: tuple[int, ...]
     policy: str
     ids_sorted: bool
+    #: The scatters' routes for this signature by policy (:func:`segment_routes`), shared by
+    #: its repeat calls, so each is made once.
     routes: dict[tuple[Any, ...], Any]
+
+
+@dataclass(slots=True)
+class SegmentCall:
+    """One segment reduction's checked call: its route, the data and the ids as arrays of the
+    route's namespace, the policy (TensorFlow's default resolved) and how the ids' values
+    can be seen."""
+
+    route: SegmentRoute
+    data: Any
+    ids: Any
+    policy: str
+    access: Any
 
 
 def segment_call(
@@ -330,13 +322,9 @@ def segment_call(
                    with_count, function)  # fmt: skip
         key, kept = call_key(options, data, segment_ids)
     if kept is not None:  # only what the ids' values decide is left
-        engine = kept.engine
-        ids = engine.laid_out(segment_ids)
-        access = engine.index_access(ids)
-        return SegmentCall(
-            kept.xp, engine, data, ids, kept.num_segments, resolve_default(kept.policy, access),
-            access, kept.ids_sorted, kept.routes,
-        )  # fmt: skip
+        ids = kept.engine.laid_out(segment_ids)
+        access = kept.engine.index_access(ids)
+        return SegmentCall(kept, data, ids, resolve_default(kept.policy, access), access)
     named_policy = policy = normalize_policy(bad_indices)
     promises = check_promises(False, indices_are_sorted)
     pair = _Pair(data, segment_ids, "data", "segment_ids")
@@ -371,25 +359,24 @@ def segment_call(
     access = engine.index_access(ids)
     if count is None:
         count = _read_num_segments(xp, engine, ids, access)
-    policy = resolve_default(policy, access)
-    routes: dict[tuple[Any, ...], Any] = {}
-    sorted_ids = promises.indices_are_sorted
-    keep(key, SegmentRoute(xp, engine, count, named_policy, sorted_ids, routes))
-    return SegmentCall(xp, engine, data, ids, count, policy, access, sorted_ids, routes)
+    result_shape = (count, *shape[len(id_shape) :])
+    route = SegmentRoute(
+        xp, engine, count, result_shape, named_policy, promises.indices_are_sorted, {}
+    )
+    keep(key, route)
+    return SegmentCall(route, data, ids, resolve_default(policy, access), access)
 
 
 @dataclass(frozen=True, slots=True)
 class SegmentRoutes:
     """What a segment reduction runs under one policy: the reduction's identity (the value
-    of an empty segment), how a bad id is described, the scatter of the rows into the new
-    result and, for a mean or a front end's count, the add of ones into the counts."""
+    of an empty segment), the scatter of the rows into the new result (whose plan's report
+    describes a bad id) and, for a mean or a front end's count, the add of ones into the
+    counts."""
 
     identity: Any
-    report: Any
     scatter: Route
     count: Route | None
-    #: The result's shape.
-    shape: tuple[int, ...]
     #: No rows, of a dtype with gradients: the result is kept in the data's autograd graph.
     no_rows: bool
     #: A mean's division (:func:`mean_division`): ``"floor"``, ``"widened"`` or ``"plain"``,
@@ -404,31 +391,33 @@ _DIFFERENTIABLE = ("real floating", "complex floating")
 
 def segment_routes(call: SegmentCall, reduce: str, policy: str, counting: bool) -> SegmentRoutes:
     """The :class:`SegmentRoutes` of `call` under `policy`, made once per call signature (kept
-    in ``call.routes``, which its repeat calls share)."""
-    kept = call.routes.get((policy, counting))
+    in its route's ``routes``, which its repeat calls share; a call that is not keyed finds
+    the scatters' routes in :func:`_segment_route`'s cache instead)."""
+    route = call.route
+    kept = route.routes.get((policy, counting))
     if kept is not None:
         return kept  # type: ignore[no-any-return]
-    xp, engine, dtype, ids = call.xp, call.engine, call.data.dtype, call.ids
-    id_shape, sorted_ids = tuple(ids.shape), call.ids_sorted
+    xp, engine, dtype, ids = route.xp, route.engine, call.data.dtype, call.ids
+    id_shape, sorted_ids = tuple(ids.shape), route.ids_sorted
     scatter = _segment_route(
-        xp, engine, call.result_shape, id_shape, ids.dtype, policy, SEGMENT_SCATTERS[reduce],
+        xp, engine, route.result_shape, id_shape, ids.dtype, policy, SEGMENT_SCATTERS[reduce],
         dtype, sorted_ids,
     )  # fmt: skip
     count = None
     if counting:
         wide = engine.wide_index_dtype(ids)
         count = _segment_route(
-            xp, engine, (call.num_segments,), id_shape, ids.dtype, policy, "add", wide, sorted_ids
-        )
+            xp, engine, (route.num_segments,), id_shape, ids.dtype, policy, "add", wide,
+            sorted_ids,
+        )  # fmt: skip
     identity = reduction_identity(xp, reduce, dtype)
     division, division_dtype = ("", None)
     if reduce == "mean":
         division, division_dtype = mean_division(xp, engine, call.data)
     no_rows = not math.prod(call.data.shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE
-    kept = call.routes[policy, counting] = SegmentRoutes(
-        identity, scatter.plan.report, scatter, count, call.result_shape, no_rows, division,
-        division_dtype,
-    )  # fmt: skip
+    kept = route.routes[policy, counting] = SegmentRoutes(
+        identity, scatter, count, no_rows, division, division_dtype
+    )
     return kept
 
 
@@ -632,7 +621,7 @@ _CSR_POLICIES = {"error": "error", "ERROR": "error", "unchecked": "unchecked"}
 _NAMESPACES: dict[type, Any] = {}
 
 
-def _namespace_name(x: Any) -> str:
+def namespace_name(x: Any) -> str:
     module = type(x).__module__.split(".")[0]
     return {"jaxlib": "jax", "array_api_strict": "array_api_strict"}.get(module, module)
 
@@ -677,8 +666,8 @@ class _Pair:
             if data_ns is not index_ns:
                 msg = (
                     f"{data_name} and {index_name} must be arrays of one namespace; got a "
-                    f"{_namespace_name(data)} array for {data_name} and a "
-                    f"{_namespace_name(indices)} array for {index_name}"
+                    f"{namespace_name(data)} array for {data_name} and a "
+                    f"{namespace_name(indices)} array for {index_name}"
                 )
                 raise TypeError(msg)
             return data_ns
@@ -721,7 +710,7 @@ class _Pair:
                 except (TypeError, ValueError, OverflowError) as err:
                     msg = (
                         f"{self.data_name} must be an array, or values that the "
-                        f"{_namespace_name(self.indices)} namespace holds; got "
+                        f"{namespace_name(self.indices)} namespace holds; got "
                         f"{shown(self.data_given)} ({err})"
                     )
                     raise TypeError(msg) from None

@@ -140,6 +140,17 @@ def reduction_identity(xp: Any, reduce: str, dtype: Any) -> int | float | bool:
     return int(info.min) if reduce == "max" else int(info.max)
 
 
+def per_segment(xp: Any, count: Any, like: Any) -> Any:
+    """`count` (one value per segment, shape ``like.shape[:count.ndim]``) repeated along the
+    inner axes of `like`, to its shape: a division by it is then rounded once on JAX too
+    (XLA turns a division by a broadcast divisor into a product with its reciprocal, which
+    is not rounded once: 5 / 3 in float32 gives 1.6666667). Without inner axes, as it is."""
+    if count.ndim == like.ndim:
+        return count
+    shaped = xp.reshape(count, tuple(count.shape) + (1,) * (like.ndim - count.ndim))
+    return xp.broadcast_to(shaped, tuple(like.shape))
+
+
 def dtype_name(dtype: Any) -> str:
     """A dtype's name as every backend would print it: ``int32``, not ``torch.int32``,
     ``array_api_strict.int32`` or ndonnx's ``Int32``."""

@@ -55,7 +55,10 @@ def rows_hold_no_duplicate(index: Any, last: int) -> bool:
     ``tolist``: NumPy, PyTorch on the CPU) holds no value twice, nor a negative value, read
     as Python lists: a scatter of ``"update"`` along that axis then has one update per target
     and no winner to settle. `last` is the length of that axis."""
-    rows = index.reshape(-1, last).tolist() if last else []
+    if not last:
+        return True
+    # (A 2-d index is its rows already: torch's reshape costs as much as its tolist.)
+    rows = (index if index.ndim == 2 else index.reshape(-1, last)).tolist()
     return all(len(set(row)) == len(row) and min(row) >= 0 for row in rows)
 
 

@@ -29,6 +29,7 @@ from ._arguments import (
     segment_call,
     segment_routes,
 )
+from ._arrays import per_segment
 from ._errors import BadIndex, raise_first_bad
 from ._indices import to_wide
 
@@ -50,23 +51,18 @@ def _scatter_with_count(
     rows each segment receives (``routes.count``: in the namespace's widest integer dtype),
     from the ids made valid once for both."""
     assert routes.count is not None  # (a counting call's routes)
-    engine, ids = call.engine, call.ids
-    wide = engine.wide_index_dtype(ids)
-    zeros = engine.full((call.num_segments,), 0, wide, call.data)
-    ones = call.xp.ones_like(ids, dtype=wide)
+    route, ids = call.route, call.ids
+    wide = route.engine.wide_index_dtype(ids)
+    zeros = route.engine.full((route.num_segments,), 0, wide, call.data)
+    ones = route.xp.ones_like(ids, dtype=wide)
     return scatter_with_count(routes.scatter, routes.count, init, zeros, ids, call.data, ones)
 
 
 def _mean(call: SegmentCall, routes: SegmentRoutes, total: Any, count: Any) -> Any:
     """`total` over `count` (along the inner axes too); 0 where nothing was counted, divided
     as ``routes.division`` says (:func:`~._arguments.mean_division`)."""
-    xp, dtype, divide_in = call.xp, call.data.dtype, routes.division_dtype
-    count = xp.maximum(count, xp.ones_like(count))
-    if total.ndim > 1:
-        count = xp.reshape(count, (call.num_segments,) + (1,) * (total.ndim - 1))
-        # Of the total's shape: XLA turns a division by a broadcast divisor into a product
-        # with its reciprocal, which is not rounded once (5 / 3 in float32 gives 1.6666667).
-        count = xp.broadcast_to(count, tuple(total.shape))
+    xp, dtype, divide_in = call.route.xp, call.data.dtype, routes.division_dtype
+    count = per_segment(xp, xp.maximum(count, xp.ones_like(count)), total)
     if routes.division == "floor":
         quotient = xp.floor_divide(xp.astype(total, divide_in), xp.astype(count, divide_in))
         return xp.astype(quotient, dtype)
@@ -78,36 +74,39 @@ def _mean(call: SegmentCall, routes: SegmentRoutes, total: Any, count: Any) -> A
 def segment_reduce(
     data: Any, segment_ids: Any, num_segments: object, reduce: str, *,
     indices_are_sorted: object = False, bad_indices: object = "error",
-    drop_negative: bool = False, with_count: bool = False, function: str | None = None,
+    drop_negative: bool = False, with_count: bool = False, function: str,
 ) -> Any:  # fmt: skip
     """The segment reduction `reduce` (one of :data:`SEGMENT_REDUCTIONS`).
 
     For the compat front ends: `drop_negative` drops the rows of negative ids and keeps the
     policy for ids past the end (TensorFlow's and MindSpore's rule); `with_count` returns
-    ``(result, count)``, the rows each segment received.
+    ``(result, count)``, the rows each segment received. `function` is the caller's name,
+    for the messages (``segment_sum``, ``tf.math.unsorted_segment_max``).
     """
     call = segment_call(
         data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices,
-        function or f"segment_{reduce}", drop_negative, with_count,
+        function, drop_negative, with_count,
     )  # fmt: skip
-    xp, engine, data, policy = call.xp, call.engine, call.data, call.policy
+    route, data, ids, policy = call.route, call.data, call.ids, call.policy
+    xp, engine = route.xp, route.engine
     check_too_large = drop_negative and policy == "error"
     if check_too_large:
         policy = "ignore"
     counting = reduce == "mean" or with_count
     routes = segment_routes(call, reduce, policy, counting)
+    report = routes.scatter.plan.report
     planned = engine.segment_reduce(
-        data, call.ids, call.num_segments, SEGMENT_SCATTERS[reduce], routes.identity, policy,
-        routes.scatter.plan.report, counting=counting, ids_sorted=call.ids_sorted,
+        data, ids, route.num_segments, SEGMENT_SCATTERS[reduce], routes.identity, policy,
+        report, counting=counting, ids_sorted=route.ids_sorted,
     )  # fmt: skip
     if planned is not None:  # the engine's own plan (Dask: by size)
         result, count = planned
     else:
-        init = engine.full(routes.shape, routes.identity, data.dtype, data)
+        init = engine.full(route.result_shape, routes.identity, data.dtype, data)
         if counting:
             result, count = _scatter_with_count(call, routes, init)
         else:
-            result, count = scatter_route(routes.scatter, init, call.ids, data), None
+            result, count = scatter_route(routes.scatter, init, ids, data), None
     if routes.no_rows:
         # The identity, kept in the autograd graph of the data (PyTorch), as the scatter of
         # rows would be, by adding the data's (empty, so zero) sum. Only floating data has
@@ -116,21 +115,21 @@ def segment_reduce(
     if reduce == "mean":
         result = _mean(call, routes, result, count)
     if check_too_large:
-        result = _enforce_too_large(call, routes.report, result)
+        result = _enforce_too_large(call, report, result)
     return (result, count) if with_count else result
 
 
 def _enforce_too_large(call: SegmentCall, report: BadIndex, result: Any) -> Any:
     """``"error"`` for the ids past the end only (negative ids were dropped)."""
-    xp, engine, ids = call.xp, call.engine, call.ids
+    xp, engine, ids, n = call.route.xp, call.route.engine, call.ids, call.route.num_segments
     if not math.prod(ids.shape):
         return result
     wide = to_wide(xp, ids, engine.wide_index_dtype(ids), None, False)
     if call.access == "now":
-        if engine.value_range(wide)[1] >= call.num_segments:
-            raise_first_bad(xp, wide >= call.num_segments, ids, report, engine.read_int)
+        if engine.value_range(wide)[1] >= n:
+            raise_first_bad(xp, wide >= n, ids, report, engine.read_int)
         return result
-    return engine.enforce_lazily(wide >= call.num_segments, ids, report, result)
+    return engine.enforce_lazily(wide >= n, ids, report, result)
 
 
 # -- the public functions

@@ -12,7 +12,7 @@ from typing import Any
 import array_api_compat as aac
 import numpy as np
 
-from .._arguments import _namespace_name, arrays, python_values, shown
+from .._arguments import arrays, namespace_name, python_values, shown
 from .._arrays import dtype_kind
 from ..engines import engine_for
 
@@ -193,7 +193,7 @@ def zeros_of(shape: Any, updates: Any, indices: Any, shape_name: str = "shape") 
             try:
                 updates = xp.asarray(updates, device=aac.device(indices))
             except (TypeError, ValueError) as err:  # strings, which PyTorch and JAX hold not
-                library = _namespace_name(indices)
+                library = namespace_name(indices)
                 msg = (
                     f"updates must be an array, or values that the namespace of indices "
                     f"({library}) holds; got {shown(updates)} ({err})"
@@ -242,12 +242,3 @@ def unsorted_segment(
             else:
                 result = xp.minimum(result, xp.full_like(result, float(info.max)))
     return (result, count) if with_count else result
-
-
-def per_segment(count: Any, like: Any) -> Any:
-    """`count` (one value per segment, shape ``like.shape[:count.ndim]``) repeated along the
-    inner axes of `like`, to its shape: a division by it is then rounded once on JAX too
-    (XLA turns a division by a broadcast divisor into a product with its reciprocal)."""
-    xp = aac.array_namespace(count)
-    shaped = xp.reshape(count, tuple(count.shape) + (1,) * (like.ndim - count.ndim))
-    return xp.broadcast_to(shaped, tuple(like.shape))

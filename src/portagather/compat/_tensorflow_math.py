@@ -44,10 +44,10 @@ from typing import Any, Protocol
 import array_api_compat as aac
 
 from .._arguments import as_arrays, check_index_dtype, check_segment_dtype
-from .._arrays import dtype_name
+from .._arrays import dtype_name, per_segment
 from .._segment import segment_reduce
 from ..engines import engine_for
-from ._common import per_segment, unsorted_segment
+from ._common import unsorted_segment
 from ._front_ends import named
 
 __all__ = [
@@ -105,7 +105,7 @@ def _unsorted_mean(data: Any, segment_ids: Any, num_segments: Any, function: str
         data, segment_ids, num_segments, "sum", function, with_count=True
     )
     real = _float_for(xp, data.dtype)
-    divisor = xp.astype(per_segment(xp.maximum(count, xp.ones_like(count)), total), real)
+    divisor = xp.astype(per_segment(xp, xp.maximum(count, xp.ones_like(count)), total), real)
     return xp.astype(total, real) / divisor
 
 
@@ -117,7 +117,7 @@ def _unsorted_sqrt_n(data: Any, segment_ids: Any, num_segments: Any, function: s
     total, count = unsorted_segment(
         data, segment_ids, num_segments, "sum", function, with_count=True
     )
-    count = xp.astype(per_segment(xp.maximum(count, xp.ones_like(count)), total), data.dtype)
+    count = xp.astype(per_segment(xp, xp.maximum(count, xp.ones_like(count)), total), data.dtype)
     return total / xp.sqrt(count)
 
 
@@ -235,7 +235,7 @@ def _sorted(data: Any, segment_ids: Any, reduce: str, function: str) -> tuple[An
     result, count = segment_reduce(
         data, ids, None, reduce, indices_are_sorted=True, with_count=True, function=function
     )
-    return result, per_segment(count, result)
+    return result, per_segment(xp, count, result)
 
 
 def _sorted_front_end(

@@ -69,13 +69,13 @@ from .._arguments import (
     scatter_call,
     updates_array,
 )
-from .._arrays import dtype_kind, dtype_name, reduction_identity
+from .._arrays import dtype_kind, dtype_name, per_segment, reduction_identity
 from .._errors import BadIndex
 from .._plan import plan_gather, plan_gather_d, plan_take_along_axis
 from .._segment_csr import segment_csr as pg_segment_csr
 from .._types import Reduction
 from ..engines import engine_for
-from ._common import as_int, count_from_end, per_segment, renamed, ways_out
+from ._common import as_int, count_from_end, renamed, ways_out
 
 __all__ = [
     "gather",
@@ -645,7 +645,7 @@ def _reduced(xp: Any, data: Any, offsets: Any, reduce: str, policy: str, initial
     floating = dtype_kind(xp, data.dtype) in ("real floating", "complex floating")
     if reduce == "mean" and (initial is not None or floating):
         total = pg_segment_csr(data, offsets, reduce="sum", bad_indices=policy)
-        count = per_segment(count, total)
+        count = per_segment(xp, count, total)
         filled = count > 0
         if initial is not None:
             total = total + initial

@@ -314,12 +314,14 @@ def _data_dtype(draw: st.DrawFn, data: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return (data % 2 if dtype == "bool" else data).astype(dtype)
 
 
-def _huge(draw: st.DrawFn, indices: npt.NDArray[Any]) -> Any:
-    """The index as a Python list with one value no (32-bit) integer dtype holds."""
+def _huge(draw: st.DrawFn, indices: npt.NDArray[Any], negative: bool = False) -> Any:
+    """The index as a Python list with one value no (32-bit) integer dtype holds (a negative
+    one where `negative`)."""
     values = indices.astype(object)
     if values.size:
         flat = values.reshape(-1)
-        flat[draw(st.integers(0, flat.size - 1))] = draw(st.sampled_from(HUGE_INTS))
+        huge = [v for v in HUGE_INTS if v < 0] if negative else list(HUGE_INTS)
+        flat[draw(st.integers(0, flat.size - 1))] = draw(st.sampled_from(huge))
     return values.tolist()
 
 
@@ -640,17 +642,12 @@ def _ids(draw: st.DrawFn, shape: tuple[int, ...], n: int, sort: bool) -> npt.NDA
 
 def _index_forms(draw: st.DrawFn, indices: npt.NDArray[Any], negative: bool = False) -> Any:
     """The index as an array, a (nested) list, a list with an int no (32-bit) dtype holds
-    (a negative one where `negative`: ids whose largest value sizes the result)."""
+    (a negative one where `negative`: ids whose largest value may size the result)."""
     form = draw(st.sampled_from(["array", "array", "list", "huge"]))
     if form == "list":
         return indices.tolist()
     if form == "huge":
-        values = indices.astype(object)
-        if values.size:
-            flat = values.reshape(-1)
-            huge = [v for v in HUGE_INTS if v < 0] if negative else list(HUGE_INTS)
-            flat[draw(st.integers(0, flat.size - 1))] = draw(st.sampled_from(huge))
-        return values.tolist()
+        return _huge(draw, indices, negative)
     return Arr(indices)
 
 
@@ -668,7 +665,8 @@ def odd_segment_calls(draw: st.DrawFn, group: str) -> OddCall:
     n = draw(st.sampled_from([3, 3, 1, 0, 5]))
     sort = group == "tf.math.segment" or draw(st.booleans())
     data = _small_data(draw, shape, op.endswith("prod"))
-    ids = _index_forms(draw, _ids(draw, id_shape, n, sort), group == "tf.math.segment")
+    # Never a huge positive id: under num_segments=None it would size a result no memory holds.
+    ids = _index_forms(draw, _ids(draw, id_shape, n, sort), negative=True)
     spec: dict[str, Any] = {"data": Arr(data), "index": ids}
     kwargs: dict[str, Any] = {}
     count: Any = draw(st.sampled_from([n, n, np.int64(n)]))

@@ -94,7 +94,10 @@ _UNREAD_COUNT = "num_segments=None reads max(segment_ids) + 1, which cannot be r
 def check_agreement(call: OddCall, got: Outcome, want: Outcome, backend: Backend) -> None:
     """The backend's outcome against NumPy's: the same exception type, or equal values."""
     if backend.lazy and type(got.error) is ValueError and _UNREAD_COUNT in str(got.error):
-        return
+        # Where NumPy answered or refused a value: a kind, shape or dtype refused by NumPy
+        # comes first in the one order, and the lazy backend must refuse it alike.
+        if want.error is None or isinstance(want.error, IndexError | ValueError):
+            return
     if want.error is not None:
         assert got.error is not None, f"NumPy {want}, {backend.name} {got}"
         assert type(got.error) is type(want.error), f"NumPy {want}, {backend.name} {got}"

@@ -20,10 +20,9 @@ from .._indices import Components, IndexAccess
 from .._plan import GatherPlan
 from .._scatter import ScatterPromises
 from .base import Engine, depth0_grid
-from .dask_routes import Role, routed_gather
+from .dask_routes import Role, has_unknown_sizes, routed_gather
 from .dask_scatter_routes import routed_scatter
 from .dask_segments import (
-    has_unknown_sizes,
     plan_of,
     scatter_partials,
     segment_partials,
@@ -54,8 +53,6 @@ class DaskEngine(Engine):
         """Chunked as the result of a reduction of `like` along its leading axes: `like`'s
         chunks on the inner axes, Dask's automatic size on the leading one, so that each
         block of the result is one task of the routed scatter."""
-        from dask.array.core import normalize_chunks
-
         inner = len(shape) - 1
         previous = nonzero_chunks(like.chunks[like.ndim - inner :] if inner else ())
         if math.prod(shape[1:]):
@@ -84,7 +81,7 @@ class DaskEngine(Engine):
         partials of the target combined in a tree; else the updates routed to its blocks."""
         if (
             reduce != "update"
-            and not has_unknown_sizes(data, flat, updates)
+            and not has_unknown_sizes(data.chunks, flat.chunks, updates.chunks)
             and plan_of(math.prod(data.shape), (), data.dtype, False) == "partial"
         ):
             return scatter_partials(data, flat, updates, reduce)
@@ -97,7 +94,11 @@ class DaskEngine(Engine):
         """The partial plan (``dask_segments``) where one partial of the result fits a task;
         past that, the sorted plan where the ids are promised sorted; else None (the routed
         scatter), and where nothing is reduced."""
-        if not num_segments or not math.prod(data.shape) or has_unknown_sizes(data, ids):
+        if (
+            not num_segments
+            or not math.prod(data.shape)
+            or has_unknown_sizes(data.chunks, ids.chunks)
+        ):
             return None
         inner = data.chunks[ids.ndim :]
         if plan_of(num_segments, inner, data.dtype, counting) == "partial":

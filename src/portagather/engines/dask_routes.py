@@ -34,8 +34,13 @@ def block_ends(chunks: tuple[float, ...]) -> tuple[int, ...]:
     return tuple(int(e) for e in np.cumsum(chunks))
 
 
+def has_unknown_sizes(*arrays_chunks: tuple[tuple[float, ...], ...]) -> bool:
+    """Whether any of these chunks (Dask arrays' ``.chunks``) is of unknown (NaN) size."""
+    return any(math.isnan(c) for chunks in arrays_chunks for axis in chunks for c in axis)
+
+
 def refuse_unknown_sizes(names: str, *arrays_chunks: tuple[tuple[float, ...], ...]) -> None:
-    if any(math.isnan(c) for chunks in arrays_chunks for axis in chunks for c in axis):
+    if has_unknown_sizes(*arrays_chunks):
         raise unknown_sizes(names, "some of their chunk sizes are NaN")
 
 

@@ -85,7 +85,7 @@ def plan_of(segments: int, inner_chunks: tuple[tuple[float, ...], ...], dtype: A
     """``"partial"`` or ``"routed"``, from the size of one partial: `segments` x the largest
     inner block (data's chunks on the axes after the ids') x the itemsize, and 8 bytes per
     segment for the counts."""
-    inner = math.prod(max(c) if c else 0 for c in inner_chunks)
+    inner = math.prod(max(c) for c in inner_chunks)  # (a Dask axis has one chunk at least)
     size = segments * inner * np.dtype(dtype).itemsize + (8 * segments if counting else 0)
     return "partial" if size <= partial_limit() else "routed"
 
@@ -128,10 +128,6 @@ def dtype_name(dtype: Any) -> str:
     return str(dtype.str if dtype.kind != "V" else dtype.name)
 
 
-def has_unknown_sizes(*arrays: Any) -> bool:
-    return any(math.isnan(c) for a in arrays for axis in a.chunks for c in axis)
-
-
 def segment_partials(
     data: Any, ids: Any, segments: int, reduce: str, identity: int | float | bool, policy: str,
     report: BadIndex | None, counting: bool, prefix: str = "segment",
@@ -149,7 +145,7 @@ def segment_partials(
     outer = list(itertools.product(*(range(len(c)) for c in data.chunks[:k])))
     inner = list(itertools.product(*(range(len(c)) for c in data.chunks[k:])))
     graph: dict[Any, Any] = {}
-    roots = {}
+    roots = []
     for j in inner:
         keys: list[Any] = []
         for i in outer:
@@ -165,7 +161,7 @@ def segment_partials(
                 graph[tuple([combine, level, g, *j])] = (_combine, group, spec)
                 keys.append((combine, level, g, *j))
             level += 1
-        roots[j] = keys[0]
+        roots.append(keys[0])
         shape = tuple(int(data.chunks[k + d][b]) for d, b in enumerate(j))
         graph[tuple([out, 0, *j])] = (_finish, keys[0], spec, shape)
     result_chunks = ((segments,), *data.chunks[k:])
@@ -176,30 +172,31 @@ def segment_partials(
     if not counting:
         return result, None
     count = f"{prefix}-count-{token}"
-    graph = {(count, 0): (_counts, roots[inner[0]], spec)}
+    graph = {(count, 0): (_counts, roots[0], spec)}  # every inner block's counts are alike
     hlg = HighLevelGraph.from_collections(count, graph, dependencies=[result])
     return result, da.Array(hlg, count, ((segments,),), meta=np.empty((0,), np.int64))
 
 
 def _valid_ids(
     ids: Any, spec: _Reduction, shape: tuple[int, ...], offset: tuple[int, ...]
-) -> tuple[Any, Any, Any]:
+) -> tuple[Any, Any, Any, tuple[int, int] | None]:
     """The block's ids in ``[0, segments)`` as intp, under the policy: (ids, the mask of rows
-    kept or None for all, the first bad (position in the whole ids, value) or None)."""
+    kept or None for all, the first bad (position in the whole ids, value) or None, and the
+    smallest and largest id where every id was valid as given, else None)."""
     n = spec.segments
     lo, hi = int(ids.min()), int(ids.max())
     if lo >= 0 and hi < n:
-        return ids.astype(np.intp, copy=False), None, None
+        return ids.astype(np.intp, copy=False), None, None, (lo, hi)
     unsigned = ids.dtype.kind == "u"
     if spec.policy == "wrap":
         wrapped = (
             np.remainder(ids, np.uint64(n)) if unsigned else np.remainder(ids.astype(np.int64), n)
         )
-        return wrapped.astype(np.intp), None, None
+        return wrapped.astype(np.intp), None, None, None
     if spec.policy == "clip":
         if unsigned:
-            return np.minimum(ids, np.uint64(n - 1)).astype(np.intp), None, None
-        return np.clip(ids.astype(np.int64), 0, n - 1).astype(np.intp), None, None
+            return np.minimum(ids, np.uint64(n - 1)).astype(np.intp), None, None, None
+        return np.clip(ids.astype(np.int64), 0, n - 1).astype(np.intp), None, None, None
     bad = ids >= np.uint64(n) if unsigned else (ids < 0) | (ids >= n)
     first = None
     if spec.policy == "error":
@@ -207,7 +204,7 @@ def _valid_ids(
         local = np.unravel_index(at, shape) if shape else ()
         first = (tuple(o + int(p) for o, p in zip(offset, local, strict=True)), int(ids[at]))
     keep = ~bad
-    return ids[keep].astype(np.intp), keep, first
+    return ids[keep].astype(np.intp), keep, first, None
 
 
 def _partial(ids_block: Any, data_block: Any, spec: _Reduction, offset: tuple[int, ...]) -> Partial:
@@ -220,12 +217,12 @@ def _partial(ids_block: Any, data_block: Any, spec: _Reduction, offset: tuple[in
     values = values.reshape(ids.shape[0], *values.shape[spec.ids_ndim :])
     if not ids.size:
         return 0, None, None, None
-    ids, keep, first = _valid_ids(ids, spec, shape, offset)
+    ids, keep, first, span = _valid_ids(ids, spec, shape, offset)
     if keep is not None:
         values = values[keep]
     if not ids.size:
         return 0, None, None, first
-    lo, hi = int(ids.min()), int(ids.max())
+    lo, hi = span if span is not None else (int(ids.min()), int(ids.max()))
     if lo:
         ids = ids - lo
     out = np.full((hi - lo + 1, *values.shape[1:]), spec.identity, dtype=spec.dtype)
@@ -397,7 +394,7 @@ def _runs(ids_block: Any, data_block: Any, spec: _Reduction, offset: tuple[int, 
     empty = np.empty(0, np.intp)
     if not ids.size:
         return empty, values[:0], empty if spec.counting else None, None
-    ids, keep, first = _valid_ids(ids, spec, shape, offset)
+    ids, keep, first, _ = _valid_ids(ids, spec, shape, offset)
     if keep is not None:
         values = values[keep]
     if not ids.size:

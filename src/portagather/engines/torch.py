@@ -124,10 +124,16 @@ class TorchEngine(Engine):
             return functools.partial(self._gather_along, axis=plan.axis)
         return functools.partial(self._gather_if_valid, plan=plan)
 
+    def _checks_itself(self, data: Any, indices: Any) -> bool:
+        """Whether torch's own kernels check every value of `indices` into `data`: on the
+        CPU (a GPU asserts instead), where the values read now (no vmap, no compile), and
+        for a dtype torch has kernels of (not the unsigned ones, written through a twin)."""
+        return bool(data.is_cpu and self.reads_cheaply(indices) and data.dtype not in SIGNED_TWIN)
+
     def _gather_along(self, data: Any, indices: Any, axis: int) -> Any | None:
         """``torch.gather``, which raises on a value not in ``[0, n)`` (negatives included)
         and on an index longer than the data on another axis, reading nothing outside."""
-        if not (data.is_cpu and self.reads_cheaply(indices)) or data.dtype in SIGNED_TWIN:
+        if not self._checks_itself(data, indices):
             return None
         return _unless_out_of_range(torch.gather, data, axis, indices)
 
@@ -179,7 +185,7 @@ class TorchEngine(Engine):
         goes through the policy) and on an index longer than the data on another axis,
         having written only into the copy. ``"update"`` only where no target has two
         updates (torch says not which one wins)."""
-        if not (data.is_cpu and self.reads_cheaply(indices)) or data.dtype in SIGNED_TWIN:
+        if not self._checks_itself(data, indices):
             return None
         out = data.clone()
         try:
@@ -198,7 +204,7 @@ class TorchEngine(Engine):
         one ``index_add_`` or ``scatter_reduce_``, which raise on any id not in ``[0, n)``,
         negatives included, having written only into the result (`data` itself, with
         `in_place`: the pipeline's new identity array)."""
-        if not (data.is_cpu and self.reads_cheaply(ids)) or data.dtype in SIGNED_TWIN:
+        if not self._checks_itself(data, ids):
             return None
         rows = ids.reshape(-1) if ids.ndim != 1 else ids
         if updates.ndim != data.ndim:
@@ -220,10 +226,7 @@ class TorchEngine(Engine):
         if along:
             if not data.ndim or not _torch_gathers_along(indices, data, plan):
                 return None
-        if (
-            not (data.is_cpu and self.reads_cheaply(indices))  # a GPU asserts instead
-            or data.dtype in SIGNED_TWIN
-        ):
+        if not self._checks_itself(data, indices):
             return None
         if plan.depth > 1:
             return self._index_small(data, indices, plan)
