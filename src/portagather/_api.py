@@ -4,7 +4,9 @@ Every call runs the same line: convert and check the arguments -> a data-only pl
 shapes (``_plan``, cached) -> the engine of the namespace (``engines``) -> the policy turns
 the index into valid components (``_indices``) -> one gather -> the fill of ignored slices ->
 the lazy ``"error"`` check where values cannot be read now. The scatters share the first
-steps (``_arguments``, :func:`_engine_call`) and end in one scatter.
+steps (``_arguments``, :func:`_engine_call`) and end in one scatter. The segment reductions
+(:func:`segment_reduce`, for ``_segment``'s public functions and the front ends) are a
+scatter of the rows into the reduction's identity, or the engine's own plan, then the mean.
 """
 
 from __future__ import annotations
@@ -16,10 +18,21 @@ from typing import Any
 
 import numpy as np
 
-from ._arguments import Operation, Route, gather_call, scatter_call
+from ._arguments import (
+    SEGMENT_SCATTERS,
+    Operation,
+    Route,
+    SegmentCall,
+    SegmentRoute,
+    SegmentScatters,
+    gather_call,
+    scatter_call,
+    segment_call,
+)
 from ._arguments import int_argument as _int_argument
-from ._arrays import Unread, fill_array
-from ._indices import IndexAccess, all_in_range, judge_ranges, normalize, resolve_default
+from ._arrays import Unread, fill_array, per_segment
+from ._errors import raise_first_bad
+from ._indices import IndexAccess, all_in_range, judge_ranges, normalize, resolve_default, to_wide
 from ._plan import (
     GatherPlan,
     plan_gather,
@@ -182,6 +195,88 @@ def scatter_with_count(
         result = engine.enforce_lazily(components.bad, call.indices, plan.report, result)
         count = engine.enforce_lazily(components.bad, call.indices, plan.report, count)
     return result, count
+
+
+def segment_reduce(
+    data: Any, segment_ids: Any, num_segments: object, reduce: str, *,
+    indices_are_sorted: object = False, bad_indices: object = "error",
+    drop_negative: bool = False, with_count: bool = False, function: str,
+) -> Any:  # fmt: skip
+    """The segment reduction `reduce` (one of :data:`SEGMENT_REDUCTIONS`).
+
+    For the compat front ends: `drop_negative` drops the rows of negative ids and keeps the
+    policy for ids past the end (TensorFlow's and MindSpore's rule); `with_count` returns
+    ``(result, count)``, the rows each segment received. `function` is the caller's name,
+    for the messages (``segment_sum``, ``tf.math.unsorted_segment_max``).
+    """
+    call, data, ids = segment_call(
+        data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices,
+        function, drop_negative, with_count,
+    )  # fmt: skip
+    route, scatters = call.route, call.scatters
+    planned = None
+    own_plan = route.engine.segment_plan  # (Dask's by size)
+    if own_plan is not None:
+        planned = own_plan(
+            data, ids, route.num_segments, SEGMENT_SCATTERS[route.reduce], route.identity,
+            scatters.policy, scatters.scatter.plan.report, route.counting, route.ids_sorted,
+        )  # fmt: skip
+    if planned is None:
+        planned = _scatter_rows(route, scatters, data, ids)
+    result, count = planned
+    if route.no_rows:
+        # The identity, kept in the autograd graph of the data (PyTorch), as the scatter of
+        # rows would be, by adding the data's (empty, so zero) sum. Only floating data has
+        # gradients (and PyTorch has no addition for some unsigned dtypes).
+        result = result + route.xp.sum(data, dtype=data.dtype)
+    if scatters.too_large:
+        result = _enforce_too_large(call, ids, result)
+    if route.reduce == "mean":
+        result = _mean(route, result, count)
+    return (result, count) if with_count else result
+
+
+def _scatter_rows(
+    route: SegmentRoute, scatters: SegmentScatters, data: Any, ids: Any
+) -> tuple[Any, Any]:  # fmt: skip
+    """The rows of `data` combined into the identity at `ids` by ``scatters.scatter``, and
+    where the call counts, how many rows each segment receives (``scatters.count``: in the
+    namespace's widest integer dtype), from the ids made valid once for both; else None."""
+    engine = route.engine
+    init = engine.full(route.result_shape, route.identity, route.dtype, data)
+    if scatters.count is None:
+        return scatter_route(scatters.scatter, init, ids, data), None
+    wide = engine.wide_index_dtype(ids)
+    zeros = engine.full((route.num_segments,), 0, wide, data)
+    ones = route.xp.ones_like(ids, dtype=wide)
+    return scatter_with_count(scatters.scatter, scatters.count, init, zeros, ids, data, ones)
+
+
+def _mean(route: SegmentRoute, total: Any, count: Any) -> Any:
+    """`total` over `count` (along the inner axes too); 0 where nothing was counted, divided
+    as ``route.division`` says (:func:`~._arrays.mean_division`)."""
+    xp, dtype, divide_in = route.xp, route.dtype, route.division_dtype
+    count = per_segment(xp, xp.maximum(count, xp.ones_like(count)), total)
+    if route.division == "floor":
+        quotient = xp.floor_divide(xp.astype(total, divide_in), xp.astype(count, divide_in))
+        return xp.astype(quotient, dtype)
+    if route.division == "widened":
+        return xp.astype(xp.astype(total, divide_in) / xp.astype(count, divide_in), dtype)
+    return total / xp.astype(count, dtype)
+
+
+def _enforce_too_large(call: SegmentCall, ids: Any, result: Any) -> Any:
+    """``"error"`` for the ids past the end only (negative ids were dropped)."""
+    route, report = call.route, call.scatters.scatter.plan.report
+    xp, engine, n = route.xp, route.engine, route.num_segments
+    if not math.prod(ids.shape):
+        return result
+    wide = to_wide(xp, ids, engine.wide_index_dtype(ids), None, False)
+    if call.access == "now":
+        if engine.value_range(wide)[1] >= n:
+            raise_first_bad(xp, wide >= n, ids, report, engine.read_int)
+        return result
+    return engine.enforce_lazily(wide >= n, ids, report, result)
 
 
 def _scatter(call: _Call, updates: Any, reduction: str, promises: ScatterPromises) -> Any:

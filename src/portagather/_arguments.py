@@ -56,6 +56,8 @@ from ._arrays import (
     device_for_new,
     dtype_kind,
     dtype_name,
+    mean_division,
+    numpy_dtype,
     reduction_identity,
     unknown_sizes,
 )
@@ -204,8 +206,8 @@ def gather_call(
     data = pair.data_array()
     pair.check_index_dtype()
     fill = 0 if default_fill else check_fill_value(xp, fill_value, data.dtype)
-    indices = pair.index_array(data, plan, policy)
     engine = engine_for(xp)
+    indices = pair.index_array(data, engine, plan, policy)
     kernel = None
     if kernel_applies(engine, plan, policy):
         kernel = engine.checked_gather(plan, indices.shape, indices.dtype, policy)
@@ -258,8 +260,8 @@ def scatter_call(
     given.check_dtype(data.dtype)
     updates = given.array(data, plan.out_shape, fit)
     as_given = updates is given.given  # no cast, cut or broadcast
-    indices = pair.index_array(data, plan, policy)
     engine = engine_for(xp)
+    indices = pair.index_array(data, engine, plan, policy)
     kernel = None
     if kernel_applies(engine, plan, policy):
         kernel = engine.checked_scatter(
@@ -273,40 +275,66 @@ def scatter_call(
 @dataclass(frozen=True, slots=True)
 class SegmentRoute:
     """What the checks of one segment reduction's signature found, for its repeat calls: the
-    namespace, its engine, the number of segments and the result's shape, the policy as named
-    (TensorFlow's default unresolved), and the caller's promise that the ids never decrease
-    (an engine may use a sorted kernel)."""
+    namespace, its engine, the number of segments, the result's shape and dtype (the data's),
+    the policy as named (TensorFlow's default unresolved), the caller's promise that the ids
+    never decrease (an engine may use a sorted kernel), and what follows from the reduction
+    and the data's dtype and shape."""
 
     xp: Any
     engine: Engine
     num_segments: int
     result_shape: tuple[int, ...]
+    dtype: Any
     policy: str
     ids_sorted: bool
-    #: The scatters' routes for this signature by policy (:func:`segment_routes`), shared by
-    #: its repeat calls, so each is made once.
-    routes: dict[tuple[Any, ...], Any]
+    #: The segment reduction (one of :data:`SEGMENT_REDUCTIONS`), and whether the call also
+    #: counts each segment's rows (a mean, or a front end's count).
+    reduce: str
+    counting: bool
+    #: The reduction's identity: the value of an empty segment.
+    identity: Any
+    #: No rows, of a dtype with gradients: the result is kept in the data's autograd graph.
+    no_rows: bool
+    #: A mean's division (:func:`~._arrays.mean_division`): ``"floor"``, ``"widened"`` or
+    #: ``"plain"``, and the dtype it divides in (``""`` and None where it is no mean).
+    division: str
+    division_dtype: Any
+    #: The scatters of this signature by the policy of the call (:func:`_scatters`), shared
+    #: by its repeat calls, so each is made once.
+    scatters: dict[str, SegmentScatters]
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentScatters:
+    """What a segment reduction runs under one policy: the scatter of the rows into the new
+    result (whose plan's report describes a bad id), the add of ones into the counts where
+    the call counts, the policy they run under, and whether the ids past the end are checked
+    after a scatter that drops them (TensorFlow's rule: negative ids dropped, the others
+    under ``"error"``, so the scatters run under ``"ignore"``)."""
+
+    scatter: Route
+    count: Route | None
+    policy: str
+    too_large: bool
 
 
 @dataclass(slots=True)
 class SegmentCall:
-    """One segment reduction's checked call: its route, the data and the ids as arrays of the
-    route's namespace, the policy (TensorFlow's default resolved) and how the ids' values
-    can be seen."""
+    """One segment reduction's checked call: its route, the scatters of its policy, and how
+    the ids' values can be seen."""
 
     route: SegmentRoute
-    data: Any
-    ids: Any
-    policy: str
+    scatters: SegmentScatters
     access: Any
 
 
 def segment_call(
     data: Any, segment_ids: Any, num_segments: object, reduce: str, indices_are_sorted: object,
     bad_indices: object, function: str, drop_negative: bool, with_count: bool,
-) -> SegmentCall:  # fmt: skip
-    """The checked call of the segment reduction `reduce`, from its route where the call's
-    key was seen before (a given `num_segments`; else it is read from the ids each time).
+) -> tuple[SegmentCall, Any, Any]:  # fmt: skip
+    """``(call, data, ids)`` of the segment reduction `reduce`: its checked call, from its
+    route where the call's key was seen before (a given `num_segments`; else it is read from
+    the ids each time), and the data and the ids as arrays of the route's namespace.
 
     The checks, in the scatters' order: the policy, the arrays, the ids' dtype, the data's
     dtype, the shapes, `num_segments`; then `num_segments` read from the ids where not given.
@@ -322,9 +350,7 @@ def segment_call(
                    with_count, function)  # fmt: skip
         key, kept = call_key(options, data, segment_ids)
     if kept is not None:  # only what the ids' values decide is left
-        ids = kept.engine.laid_out(segment_ids)
-        access = kept.engine.index_access(ids)
-        return SegmentCall(kept, data, ids, resolve_default(kept.policy, access), access)
+        return _segment_call(kept, segment_ids, drop_negative), data, segment_ids
     named_policy = policy = normalize_policy(bad_indices)
     promises = check_promises(False, indices_are_sorted)
     pair = _Pair(data, segment_ids, "data", "segment_ids")
@@ -352,98 +378,61 @@ def segment_call(
             read = "num_segments=None, read as max(segment_ids) + 1,"
             check_num_segments(count, xp, engine, data, len(id_shape), read)
         plan = plan_segments((count, *shape[len(id_shape) :]), id_shape)
-        ids = pair.index_array(data, plan, policy)
+        ids = pair.index_array(data, engine, plan, policy)
     else:
         ids = pair.indices
-    ids = engine.laid_out(ids)
-    access = engine.index_access(ids)
     if count is None:
-        count = _read_num_segments(xp, engine, ids, access)
-    result_shape = (count, *shape[len(id_shape) :])
+        count = _read_num_segments(xp, engine, ids, engine.index_access(ids))
+    dtype = data.dtype
+    division, division_dtype = mean_division(xp, engine, data) if reduce == "mean" else ("", None)
     route = SegmentRoute(
-        xp, engine, count, result_shape, named_policy, promises.indices_are_sorted, {}
-    )
+        xp, engine, count, (count, *shape[len(id_shape) :]), dtype, named_policy,
+        promises.indices_are_sorted, reduce, reduce == "mean" or with_count,
+        reduction_identity(xp, reduce, dtype),
+        not math.prod(shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE, division,
+        division_dtype, {},
+    )  # fmt: skip
     keep(key, route)
-    return SegmentCall(route, data, ids, resolve_default(policy, access), access)
-
-
-@dataclass(frozen=True, slots=True)
-class SegmentRoutes:
-    """What a segment reduction runs under one policy: the reduction's identity (the value
-    of an empty segment), the scatter of the rows into the new result (whose plan's report
-    describes a bad id) and, for a mean or a front end's count, the add of ones into the
-    counts."""
-
-    identity: Any
-    scatter: Route
-    count: Route | None
-    #: No rows, of a dtype with gradients: the result is kept in the data's autograd graph.
-    no_rows: bool
-    #: A mean's division (:func:`mean_division`): ``"floor"``, ``"widened"`` or ``"plain"``,
-    #: and the dtype it divides in (``""`` and None where the reduction is no mean).
-    division: str
-    division_dtype: Any
+    return _segment_call(route, ids, drop_negative), data, ids
 
 
 #: The dtype kinds that have gradients.
 _DIFFERENTIABLE = ("real floating", "complex floating")
 
 
-def segment_routes(call: SegmentCall, reduce: str, policy: str, counting: bool) -> SegmentRoutes:
-    """The :class:`SegmentRoutes` of `call` under `policy`, made once per call signature (kept
-    in its route's ``routes``, which its repeat calls share; a call that is not keyed finds
-    the scatters' routes in :func:`_segment_route`'s cache instead)."""
-    route = call.route
-    kept = route.routes.get((policy, counting))
-    if kept is not None:
-        return kept  # type: ignore[no-any-return]
-    xp, engine, dtype, ids = route.xp, route.engine, call.data.dtype, call.ids
-    id_shape, sorted_ids = tuple(ids.shape), route.ids_sorted
+def _segment_call(route: SegmentRoute, ids: Any, drop_negative: bool) -> SegmentCall:
+    """The call of `route` on `ids`: how their values can be seen, and the scatters of the
+    policy that follows (TensorFlow's default resolved; with `drop_negative` under
+    ``"error"``, ``"ignore"`` and the ids past the end checked after), made once per route
+    and policy."""
+    engine = route.engine
+    access = engine.index_access(ids)
+    policy = resolve_default(route.policy, access)
+    scatters = route.scatters.get(policy)
+    if scatters is None:
+        scatters = route.scatters[policy] = _scatters(route, ids, policy, drop_negative)
+    return SegmentCall(route, scatters, access)
+
+
+def _scatters(route: SegmentRoute, ids: Any, policy: str, drop_negative: bool) -> SegmentScatters:
+    """The :class:`SegmentScatters` of `route` under `policy` (resolved), for ids like `ids`
+    (a call that is not keyed finds the scatters' routes in :func:`_segment_route`'s cache)."""
+    xp, engine = route.xp, route.engine
+    too_large = drop_negative and policy == "error"
+    if too_large:
+        policy = "ignore"
+    reduce, id_shape, sorted_ids = SEGMENT_SCATTERS[route.reduce], ids.shape, route.ids_sorted
     scatter = _segment_route(
-        xp, engine, route.result_shape, id_shape, ids.dtype, policy, SEGMENT_SCATTERS[reduce],
-        dtype, sorted_ids,
+        xp, engine, route.result_shape, tuple(id_shape), ids.dtype, policy, reduce,
+        route.dtype, sorted_ids,
     )  # fmt: skip
     count = None
-    if counting:
-        wide = engine.wide_index_dtype(ids)
+    if route.counting:
         count = _segment_route(
-            xp, engine, (route.num_segments,), id_shape, ids.dtype, policy, "add", wide,
-            sorted_ids,
+            xp, engine, (route.num_segments,), tuple(id_shape), ids.dtype, policy, "add",
+            engine.wide_index_dtype(ids), sorted_ids,
         )  # fmt: skip
-    identity = reduction_identity(xp, reduce, dtype)
-    division, division_dtype = ("", None)
-    if reduce == "mean":
-        division, division_dtype = mean_division(xp, engine, call.data)
-    no_rows = not math.prod(call.data.shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE
-    kept = route.routes[policy, counting] = SegmentRoutes(
-        identity, scatter, count, no_rows, division, division_dtype
-    )
-    return kept
-
-
-def mean_division(xp: Any, engine: Engine, data: Any) -> tuple[str, Any]:
-    """How a mean of `data`'s dtype divides its sum by its count, and in which dtype: integers are
-    floor-divided (``"floor"``, as ``//``) in the widest signed integer dtype (the widest
-    unsigned one for those it cannot hold); float16 and bfloat16 are divided in float32
-    (``"widened"``); the others in their own dtype (``"plain"``)."""
-    dtype = data.dtype
-    if dtype_kind(xp, dtype) in ("signed integer", "unsigned integer"):
-        wide = engine.wide_index_dtype(data)
-        if int(xp.iinfo(dtype).max) > int(xp.iinfo(wide).max):  # uint64 (uint32 on 32-bit JAX)
-            wide = _unsigned_wide(xp)
-        return "floor", wide
-    if dtype_name(dtype) in ("float16", "bfloat16"):
-        return "widened", xp.float32
-    return "plain", dtype
-
-
-def _unsigned_wide(xp: Any) -> Any:
-    """The widest unsigned integer dtype of the namespace (uint32 on JAX without x64)."""
-    try:
-        found = xp.__array_namespace_info__().dtypes(kind="unsigned integer")
-    except AttributeError:
-        return xp.uint64
-    return found.get("uint64", found.get("uint32"))
+    return SegmentScatters(scatter, count, policy, too_large)
 
 
 @lru_cache(maxsize=512)
@@ -717,7 +706,7 @@ class _Pair:
             self.from_values = (False, self.from_values[1])
         return self.data
 
-    def index_array(self, data: Any, plan: GatherPlan, policy: str) -> Any:
+    def index_array(self, data: Any, engine: Engine, plan: GatherPlan, policy: str) -> Any:
         """The index as an array of the namespace beside `data` (Python values: in the widest
         signed integer dtype of data's device, each value it cannot hold dealt with by the
         policy first: :func:`_fitted_index`)."""
@@ -725,9 +714,8 @@ class _Pair:
             return self.indices
         values = self.indices
         xp = self.xp
+        held = numpy_dtype(engine.wide_index_dtype(data))
         device = device_for_new(data)
-        engine = engine_for(xp)
-        held = _numpy_dtype(engine.wide_index_dtype(data))
         if values.size and values.dtype != held:
             info = np.iinfo(held)
             if int(values.min()) < int(info.min) or int(values.max()) > int(info.max):
@@ -1050,14 +1038,6 @@ def check_index_dtype(xp: Any, indices: Any, index_name: str) -> None:
         raise TypeError(msg)
 
 
-def _numpy_dtype(dtype: Any) -> Any:
-    """NumPy's dtype of the name of a namespace's integer `dtype`."""
-    try:
-        return np.dtype(dtype)  # NumPy's, JAX's and Dask's dtypes (and NumPy's scalar types)
-    except TypeError:
-        return np.dtype(dtype_name(dtype))
-
-
 #: The reduction found for each (namespace, reduction, dtype): a call in a loop asks once.
 _REDUCIBLE: dict[tuple[Any, ...], str | None] = {}
 
@@ -1350,7 +1330,7 @@ def _offset_values(
     array of the widest integer of the data's device. A value that dtype does not hold is
     past every axis of that device, so a bad offset: ``"error"`` raises the IndexError of the
     first bad offset now, naming it as written; ``"unchecked"`` clips it into the dtype."""
-    held = _numpy_dtype(engine.wide_index_dtype(data))
+    held = numpy_dtype(engine.wide_index_dtype(data))
     info = np.iinfo(held)
     low, high = int(info.min), int(info.max)
     if values.size and (int(values.min()) < low or int(values.max()) > high):
@@ -1428,7 +1408,7 @@ def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple
     if not as_values:
         return xp, data, indices
     pair.check_index_dtype()
-    held = _numpy_dtype(engine_for(xp).wide_index_dtype(data))
+    held = numpy_dtype(engine_for(xp).wide_index_dtype(data))
     info = np.iinfo(held)
     if indices.size and (int(indices.min()) < int(info.min) or int(indices.max()) > int(info.max)):
         indices = np.clip(np.asarray(indices, dtype=object), int(info.min), int(info.max))

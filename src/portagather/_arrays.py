@@ -151,6 +151,39 @@ def per_segment(xp: Any, count: Any, like: Any) -> Any:
     return xp.broadcast_to(shaped, tuple(like.shape))
 
 
+def mean_division(xp: Any, engine: Any, data: Any) -> tuple[str, Any]:
+    """How a mean of `data`'s dtype divides its sum by its count, and in which dtype: integers are
+    floor-divided (``"floor"``, as ``//``) in the widest signed integer dtype (the widest
+    unsigned one for those it cannot hold); float16 and bfloat16 are divided in float32
+    (``"widened"``); the others in their own dtype (``"plain"``)."""
+    dtype = data.dtype
+    if dtype_kind(xp, dtype) in ("signed integer", "unsigned integer"):
+        wide = engine.wide_index_dtype(data)
+        if int(xp.iinfo(dtype).max) > int(xp.iinfo(wide).max):  # uint64 (uint32 on 32-bit JAX)
+            wide = _unsigned_wide(xp)
+        return "floor", wide
+    if dtype_name(dtype) in ("float16", "bfloat16"):
+        return "widened", xp.float32
+    return "plain", dtype
+
+
+def _unsigned_wide(xp: Any) -> Any:
+    """The widest unsigned integer dtype of the namespace (uint32 on JAX without x64)."""
+    try:
+        found = xp.__array_namespace_info__().dtypes(kind="unsigned integer")
+    except AttributeError:
+        return xp.uint64
+    return found.get("uint64", found.get("uint32"))
+
+
+def numpy_dtype(dtype: Any) -> Any:
+    """NumPy's dtype of the name of a namespace's integer `dtype`."""
+    try:
+        return np.dtype(dtype)  # NumPy's, JAX's and Dask's dtypes (and NumPy's scalar types)
+    except TypeError:
+        return np.dtype(dtype_name(dtype))
+
+
 def dtype_name(dtype: Any) -> str:
     """A dtype's name as every backend would print it: ``int32``, not ``torch.int32``,
     ``array_api_strict.int32`` or ndonnx's ``Int32``."""

@@ -3,35 +3,24 @@ scatters' plans, policies and engines.
 
 A segment reduction is a scatter: ``segment_sum(data, ids, n)`` is ``scatter_nd`` into an
 array of shape ``(n,) + data.shape[ids.ndim:]`` filled with the reduction's identity, with
-``ids[..., None]`` as the index vectors and `data` as the updates. So every call here, once
-its arguments are checked (once per call signature: ``_arguments.segment_call``), runs the
-scatter's steps (``_api.scatter_route``) with ``_plan.plan_segments``, the plan of
-``gather(result, ids, axis=0)`` whose bad index is described as a segment id; nothing here
-reads or writes an array element by element, and each engine runs the scatter its own way.
-The mean is the sum over a count, an add of ones at the same ids made valid once for both
-(``scatter_with_count``).
+``ids[..., None]`` as the index vectors and `data` as the updates. So every function here hands
+its arguments to one pipeline, ``_api.segment_reduce``: the call checked once per call
+signature (``_arguments.segment_call``), then the scatter's steps (``_api.scatter_route``)
+with ``_plan.plan_segments``, the plan of ``gather(result, ids, axis=0)`` whose bad index is
+described as a segment id, or a plan of the engine's own (Dask's). The mean is the sum over
+a count, an add of ones at the same ids made valid once for both (``scatter_with_count``).
+This module holds the public functions and what their docstrings share.
 
 The CSR form ``segment_csr`` is in ``_segment_csr``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ._api import scatter_route, scatter_with_count
-from ._arguments import (
-    SEGMENT_REDUCTIONS,
-    SEGMENT_SCATTERS,
-    SegmentCall,
-    SegmentRoutes,
-    segment_call,
-    segment_routes,
-)
-from ._arrays import per_segment
-from ._errors import BadIndex, raise_first_bad
-from ._indices import to_wide
+from ._api import segment_reduce
+from ._arguments import SEGMENT_REDUCTIONS
 
 __all__ = [
     "SEGMENT_REDUCTIONS",
@@ -42,94 +31,6 @@ __all__ = [
     "segment_reduce",
     "segment_sum",
 ]
-
-
-def _scatter_with_count(
-    call: SegmentCall, routes: SegmentRoutes, init: Any
-) -> tuple[Any, Any]:  # fmt: skip
-    """The data combined into `init` at the segment ids by ``routes.scatter``, and how many
-    rows each segment receives (``routes.count``: in the namespace's widest integer dtype),
-    from the ids made valid once for both."""
-    assert routes.count is not None  # (a counting call's routes)
-    route, ids = call.route, call.ids
-    wide = route.engine.wide_index_dtype(ids)
-    zeros = route.engine.full((route.num_segments,), 0, wide, call.data)
-    ones = route.xp.ones_like(ids, dtype=wide)
-    return scatter_with_count(routes.scatter, routes.count, init, zeros, ids, call.data, ones)
-
-
-def _mean(call: SegmentCall, routes: SegmentRoutes, total: Any, count: Any) -> Any:
-    """`total` over `count` (along the inner axes too); 0 where nothing was counted, divided
-    as ``routes.division`` says (:func:`~._arguments.mean_division`)."""
-    xp, dtype, divide_in = call.route.xp, call.data.dtype, routes.division_dtype
-    count = per_segment(xp, xp.maximum(count, xp.ones_like(count)), total)
-    if routes.division == "floor":
-        quotient = xp.floor_divide(xp.astype(total, divide_in), xp.astype(count, divide_in))
-        return xp.astype(quotient, dtype)
-    if routes.division == "widened":
-        return xp.astype(xp.astype(total, divide_in) / xp.astype(count, divide_in), dtype)
-    return total / xp.astype(count, dtype)
-
-
-def segment_reduce(
-    data: Any, segment_ids: Any, num_segments: object, reduce: str, *,
-    indices_are_sorted: object = False, bad_indices: object = "error",
-    drop_negative: bool = False, with_count: bool = False, function: str,
-) -> Any:  # fmt: skip
-    """The segment reduction `reduce` (one of :data:`SEGMENT_REDUCTIONS`).
-
-    For the compat front ends: `drop_negative` drops the rows of negative ids and keeps the
-    policy for ids past the end (TensorFlow's and MindSpore's rule); `with_count` returns
-    ``(result, count)``, the rows each segment received. `function` is the caller's name,
-    for the messages (``segment_sum``, ``tf.math.unsorted_segment_max``).
-    """
-    call = segment_call(
-        data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices,
-        function, drop_negative, with_count,
-    )  # fmt: skip
-    route, data, ids, policy = call.route, call.data, call.ids, call.policy
-    xp, engine = route.xp, route.engine
-    check_too_large = drop_negative and policy == "error"
-    if check_too_large:
-        policy = "ignore"
-    counting = reduce == "mean" or with_count
-    routes = segment_routes(call, reduce, policy, counting)
-    report = routes.scatter.plan.report
-    planned = engine.segment_reduce(
-        data, ids, route.num_segments, SEGMENT_SCATTERS[reduce], routes.identity, policy,
-        report, counting=counting, ids_sorted=route.ids_sorted,
-    )  # fmt: skip
-    if planned is not None:  # the engine's own plan (Dask: by size)
-        result, count = planned
-    else:
-        init = engine.full(route.result_shape, routes.identity, data.dtype, data)
-        if counting:
-            result, count = _scatter_with_count(call, routes, init)
-        else:
-            result, count = scatter_route(routes.scatter, init, ids, data), None
-    if routes.no_rows:
-        # The identity, kept in the autograd graph of the data (PyTorch), as the scatter of
-        # rows would be, by adding the data's (empty, so zero) sum. Only floating data has
-        # gradients (and PyTorch has no addition for some unsigned dtypes).
-        result = result + xp.sum(data, dtype=data.dtype)
-    if reduce == "mean":
-        result = _mean(call, routes, result, count)
-    if check_too_large:
-        result = _enforce_too_large(call, report, result)
-    return (result, count) if with_count else result
-
-
-def _enforce_too_large(call: SegmentCall, report: BadIndex, result: Any) -> Any:
-    """``"error"`` for the ids past the end only (negative ids were dropped)."""
-    xp, engine, ids, n = call.route.xp, call.route.engine, call.ids, call.route.num_segments
-    if not math.prod(ids.shape):
-        return result
-    wide = to_wide(xp, ids, engine.wide_index_dtype(ids), None, False)
-    if call.access == "now":
-        if engine.value_range(wide)[1] >= n:
-            raise_first_bad(xp, wide >= n, ids, report, engine.read_int)
-        return result
-    return engine.enforce_lazily(wide >= n, ids, report, result)
 
 
 # -- the public functions

@@ -11,12 +11,12 @@ from typing import Any
 
 import array_api_compat as aac
 
+from ._api import segment_reduce
 from ._arguments import CsrRoute, csr_call
 from ._arrays import device_for_new, searchsorted_positions
 from ._errors import raise_first_bad
 from ._indices import to_wide
 from ._plan import Offsets
-from ._segment import segment_reduce
 from .engines import Engine
 
 

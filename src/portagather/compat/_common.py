@@ -226,7 +226,7 @@ def unsorted_segment(
 
     With `with_count`, ``(result, count)``: the rows each segment received.
     """
-    from .._segment import segment_reduce
+    from .._api import segment_reduce
 
     with renamed(renames or {}):
         result, count = segment_reduce(

@@ -43,9 +43,9 @@ from typing import Any, Protocol
 
 import array_api_compat as aac
 
+from .._api import segment_reduce
 from .._arguments import as_arrays, check_index_dtype, check_segment_dtype
 from .._arrays import dtype_name, per_segment
-from .._segment import segment_reduce
 from ..engines import engine_for
 from ._common import unsorted_segment
 from ._front_ends import named

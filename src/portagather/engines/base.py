@@ -43,6 +43,15 @@ class Engine:
     #: The array type whose calls this engine keys (``_arguments.call_key``): a repeat call
     #: of the same signature then skips the argument checks. None: not keyed (every call checked).
     array_type: type | None = None
+    #: A segment reduction by a plan of this engine's own, or None where it has none (the
+    #: scatter into the identity runs; an attribute, so that those engines skip even the
+    #: call): ``segment_plan(data, ids, num_segments, reduce, identity, policy, report,
+    #: counting, ids_sorted)`` combines the rows of `data` by scatter reduction `reduce` into
+    #: `num_segments` segments at `ids` (a leading part of data's shape; a bad one as `policy`
+    #: says, reported as `report`), each segment starting from `identity`, and returns
+    #: ``(result, count)``, the rows per segment (int64) where `counting`, else None; or None
+    #: where the plan does not serve these arrays.
+    segment_plan: Callable[..., tuple[Any, Any] | None] | None = None
 
     def __init__(self, xp: Any) -> None:
         self.xp = xp
@@ -191,18 +200,6 @@ class Engine:
         )
         dropping = components.keep is not None
         return self.scatter_at(data, flat, updates, reduce, promises, dropping=dropping)
-
-    def segment_reduce(
-        self, data: Any, ids: Any, num_segments: int, reduce: str, identity: int | float,
-        policy: str, report: BadIndex, *, counting: bool, ids_sorted: bool,
-    ) -> tuple[Any, Any] | None:  # fmt: skip
-        """A segment reduction by a plan of this engine's own: `data`'s rows combined by
-        scatter reduction `reduce` into `num_segments` segments at `ids` (a leading part of
-        data's shape; a bad one as `policy` says, reported as `report`), each segment
-        starting from `identity`; with the rows per segment (int64) where `counting`, else
-        None. None where the engine has no plan of its own: the scatter into the identity
-        runs."""
-        return None
 
     def checked_scatter(
         self, plan: GatherPlan, index_shape: tuple[int, ...], index_dtype: Any, reduce: str,

@@ -87,9 +87,9 @@ class DaskEngine(Engine):
             return scatter_partials(data, flat, updates, reduce)
         return routed_scatter(data, flat, updates, reduce, promises)
 
-    def segment_reduce(
+    def segment_plan(
         self, data: Any, ids: Any, num_segments: int, reduce: str, identity: int | float,
-        policy: str, report: BadIndex, *, counting: bool, ids_sorted: bool,
+        policy: str, report: BadIndex, counting: bool, ids_sorted: bool,
     ) -> tuple[Any, Any] | None:  # fmt: skip
         """The partial plan (``dask_segments``) where one partial of the result fits a task;
         past that, the sorted plan where the ids are promised sorted; else None (the routed
@@ -100,6 +100,7 @@ class DaskEngine(Engine):
             or has_unknown_sizes(data.chunks, ids.chunks)
         ):
             return None
+        ids = self.laid_out(ids)
         inner = data.chunks[ids.ndim :]
         if plan_of(num_segments, inner, data.dtype, counting) == "partial":
             return segment_partials(data, ids, num_segments, reduce, identity, policy, report,
