@@ -100,6 +100,23 @@ def test_error_is_raised_once_per_graph_whatever_the_chunks():
         out.compute()
 
 
+@pytest.mark.parametrize("chunks", [((0, 1),), ((1, 0),), ((1,),)])
+def test_too_large_segment_id_named_whatever_the_chunks(chunks):
+    """TensorFlow's rule (negative ids dropped, an id past the end an error) on ids whose
+    one element sits beside a zero-size chunk: Dask compares such a block with a Python
+    scalar into two elements, so the ids are laid out first; the message names the id."""
+    tf = pytest.importorskip("portagather.compat.tensorflow")
+    ids = da.from_array(np.array([5]), chunks=chunks)
+    data = da.from_array(np.array([7.0]), chunks=1)
+    out = tf.math.unsorted_segment_sum(data, ids, 3)
+    with pytest.raises(IndexError) as lazy_error:
+        out.compute()
+    with pytest.raises(IndexError) as eager_error:
+        tf.math.unsorted_segment_sum(np.array([7.0]), np.array([5]), 3)
+    assert str(lazy_error.value) == str(eager_error.value)
+    assert str(lazy_error.value).startswith("segment_ids[0] = 5 is out of range [0, 3)")
+
+
 @pytest.mark.parametrize("policy", ["error", "ignore", "clip", "wrap"])
 def test_take_along_axis_and_gather_d_on_dask(policy):
     """Dask has no take_along_axis of its own; both work, on every axis and with negatives."""
