@@ -184,6 +184,40 @@ def profiled(fn: Callable[[], Any], calls: int) -> dict[tuple[str, int, str], tu
     return pstats.Stats(prof).stats  # type: ignore[attr-defined]
 
 
+def top_steps(fn: Callable[[], Any], calls: int, top: int) -> list[dict[str, Any]]:
+    """The `top` functions of most own time in `calls` calls of `fn` (:func:`profiled`), in
+    µs per call, after a ``total`` row (their sum over every function). The benchmarks' own
+    lambdas, which only call what is timed, are left out."""
+    rows = []
+    here = str(Path(__file__).resolve().parent)
+    for (file, line, func), (_cc, ncalls, tottime, cumtime, _callers) in profiled(
+        fn, calls
+    ).items():
+        if func == "<lambda>" and file.startswith(here):
+            continue
+        rows.append({"step": step_label(file, line, func), "calls": ncalls / calls,
+                     "us": tottime / calls * 1e6, "cum_us": cumtime / calls * 1e6})  # fmt: skip
+    rows.sort(key=lambda r: -r["us"])
+    total = {"step": "total", "calls": 1.0, "us": sum(r["us"] for r in rows), "cum_us": 0.0}
+    return [total, *rows[:top]]
+
+
+def step_label(file: str, _line: int, func: str) -> str:
+    """A profiled function's short name: ``TensorBase.reshape`` for a built-in method,
+    ``_api.run_gather`` inside portagather, ``folder/module.function`` elsewhere."""
+    if file == "~":  # a built-in: "<method 'reshape' of 'torch._C.TensorBase' objects>"
+        method = re.fullmatch(r"<method '(\w+)' of '([\w.]+)' objects>", func)
+        if method:
+            return f"{method[2].split('.')[-1]}.{method[1]}"
+        return func.strip("<>").replace("built-in method ", "")
+    path = Path(file)
+    parts = path.with_suffix("").parts
+    if "portagather" in parts:
+        mod = ".".join(parts[len(parts) - parts[::-1].index("portagather") :])
+        return f"{mod}.{func}"
+    return f"{path.parent.name}/{path.stem}.{func}"
+
+
 @contextlib.contextmanager
 def torch_deterministic() -> Iterator[None]:
     """``torch.use_deterministic_algorithms(True)`` inside (PyTorch's own last-wins path of

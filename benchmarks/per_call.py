@@ -26,7 +26,6 @@ the unprofiled time; they show which steps remain and their order.
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 import warnings
@@ -357,35 +356,6 @@ def measure_row(
     return row
 
 
-def profile(fn: Fn, calls: int, top: int) -> list[dict[str, Any]]:
-    """The `top` functions of most own time in `calls` calls of `fn`, µs per call."""
-    rows = []
-    for (file, line, func), (_cc, ncalls, tottime, cumtime, _callers) in harness.profiled(
-        fn, calls
-    ).items():
-        if func == "<lambda>" and file == __file__:
-            continue
-        rows.append({"step": _label(file, line, func), "calls": ncalls / calls,
-                     "us": tottime / calls * 1e6, "cum_us": cumtime / calls * 1e6})  # fmt: skip
-    rows.sort(key=lambda r: -r["us"])
-    total = {"step": "total", "calls": 1.0, "us": sum(r["us"] for r in rows), "cum_us": 0.0}
-    return [total, *rows[:top]]
-
-
-def _label(file: str, _line: int, func: str) -> str:
-    if file == "~":  # a built-in: "<method 'reshape' of 'torch._C.TensorBase' objects>"
-        method = re.fullmatch(r"<method '(\w+)' of '([\w.]+)' objects>", func)
-        if method:
-            return f"{method[2].split('.')[-1]}.{method[1]}"
-        return func.strip("<>").replace("built-in method ", "")
-    path = Path(file)
-    parts = path.with_suffix("").parts
-    if "portagather" in parts:
-        mod = ".".join(parts[len(parts) - parts[::-1].index("portagather") :])
-        return f"{mod}.{func}"
-    return f"{path.parent.name}/{path.stem}.{func}"
-
-
 def code_commit() -> str:
     """The commit of the portagather source imported (``-dirty`` with uncommitted changes)."""
     src = Path(pg.__file__).resolve().parent
@@ -423,7 +393,7 @@ def run(backends: list[str], functions: list[str] | None, rounds: int, inner: in
                 flush=True,
             )
             if profile_calls:
-                steps = profile(ready(backend, lambda call=call: call("error")),
+                steps = harness.top_steps(ready(backend, lambda call=call: call("error")),
                                 profile_calls, top)  # fmt: skip
                 profiles.append({"backend": backend, "function": name, "steps": steps})
     return {"rows": rows, "profiles": profiles}
