@@ -38,8 +38,7 @@ What differs from TensorFlow:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 import array_api_compat as aac
 
@@ -48,7 +47,6 @@ from .._arguments import as_arrays, check_index_dtype, check_segment_dtype
 from .._arrays import dtype_name, per_segment
 from ..engines import engine_for
 from ._common import unsorted_segment
-from ._front_ends import named
 
 __all__ = [
     "segment_max",
@@ -65,36 +63,122 @@ __all__ = [
 ]
 
 
-_IMPORTS = "import numpy as np\nfrom portagather.compat import tensorflow as tf"
+# The unsorted forms.
 
 
-class _Unsorted(Protocol):
-    def __call__(
-        self, data: Any, segment_ids: Any, num_segments: Any, name: str | None = None
-    ) -> Any: ...
+def unsorted_segment_sum(
+    data: Any,
+    segment_ids: Any,
+    num_segments: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.unsorted_segment_sum``: the sum of the rows of each segment (0 if empty).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.unsorted_segment_sum(np.array([[1, 2], [5, 6], [3, 4]]), [0, 1, 0], 2)
+    array([[4, 6],
+           [5, 6]])
+    >>> tf.math.unsorted_segment_sum(np.array([1.0, 2.0, 3.0]), [-1, 2, 2], 3)
+    array([0., 0., 5.])
+    """
+    return unsorted_segment(data, segment_ids, num_segments, "sum", "unsorted_segment_sum")
 
 
-class _Sorted(Protocol):
-    def __call__(self, data: Any, segment_ids: Any, name: str | None = None) -> Any: ...
+def unsorted_segment_max(
+    data: Any,
+    segment_ids: Any,
+    num_segments: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.unsorted_segment_max``: the largest row of each segment; an empty one is
+    the dtype's lowest finite value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.unsorted_segment_max(np.array([1.0, 5.0, 3.0], np.float32), [0, 0, 2], 3)
+    array([ 5.0000000e+00, -3.4028235e+38,  3.0000000e+00], dtype=float32)
+    """
+    return unsorted_segment(data, segment_ids, num_segments, "max", "unsorted_segment_max")
 
 
-def _unsorted(
-    function: str, reduce: str | Callable[..., Any], summary: str, examples: str
-) -> _Unsorted:
-    """``tf.math.<function>``: `reduce` names the core's reduction, or is the body
-    ``reduce(data, segment_ids, num_segments, function)``."""
+def unsorted_segment_min(
+    data: Any,
+    segment_ids: Any,
+    num_segments: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.unsorted_segment_min``: the smallest row of each segment; an empty one is
+    the dtype's highest finite value.
 
-    def front_end(
-        data: Any,
-        segment_ids: Any,
-        num_segments: Any,
-        name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
-    ) -> Any:
-        if callable(reduce):
-            return reduce(data, segment_ids, num_segments, function)
-        return unsorted_segment(data, segment_ids, num_segments, reduce, function)
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.unsorted_segment_min(np.array([4, 2, 7], np.int32), [1, 1, 0], 3)
+    array([         7,          2, 2147483647], dtype=int32)
+    """
+    return unsorted_segment(data, segment_ids, num_segments, "min", "unsorted_segment_min")
 
-    return named(front_end, function, __name__, summary, examples, _IMPORTS)
+
+def unsorted_segment_prod(
+    data: Any,
+    segment_ids: Any,
+    num_segments: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.unsorted_segment_prod``: the product of the rows of each segment (1 if empty).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.unsorted_segment_prod(np.array([2, 3, 4]), [1, 1, 0], 3)
+    array([4, 6, 1])
+    """
+    return unsorted_segment(data, segment_ids, num_segments, "prod", "unsorted_segment_prod")
+
+
+def unsorted_segment_mean(
+    data: Any,
+    segment_ids: Any,
+    num_segments: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.unsorted_segment_mean``: the sum of each segment over its count (0 if
+    empty); for integer data a float (float32 for 8- and 16-bit integers, else float64).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.unsorted_segment_mean(np.array([1, 2, 4], np.int32), [0, 0, 2], 3)
+    array([1.5, 0. , 4. ])
+    """
+    return _unsorted_mean(data, segment_ids, num_segments, "unsorted_segment_mean")
+
+
+def unsorted_segment_sqrt_n(
+    data: Any,
+    segment_ids: Any,
+    num_segments: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.unsorted_segment_sqrt_n``: the sum of each segment over the square root of
+    its count (0 if empty); floating and complex data only, as in TensorFlow.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.unsorted_segment_sqrt_n(np.array([3.0, 1.0, 4.0, 1.0]), [0, 0, 0, 0], 2)
+    array([4.5, 0. ])
+    """
+    return _unsorted_sqrt_n(data, segment_ids, num_segments, "unsorted_segment_sqrt_n")
 
 
 def _unsorted_mean(data: Any, segment_ids: Any, num_segments: Any, function: str) -> Any:
@@ -121,74 +205,6 @@ def _unsorted_sqrt_n(data: Any, segment_ids: Any, num_segments: Any, function: s
     return total / xp.sqrt(count)
 
 
-unsorted_segment_sum = _unsorted(
-    "unsorted_segment_sum",
-    "sum",
-    """``tf.math.unsorted_segment_sum``: the sum of the rows of each segment (0 if empty).""",
-    """
-    >>> tf.math.unsorted_segment_sum(np.array([[1, 2], [5, 6], [3, 4]]), [0, 1, 0], 2)
-    array([[4, 6],
-           [5, 6]])
-    >>> tf.math.unsorted_segment_sum(np.array([1.0, 2.0, 3.0]), [-1, 2, 2], 3)
-    array([0., 0., 5.])
-    """,
-)
-
-unsorted_segment_max = _unsorted(
-    "unsorted_segment_max",
-    "max",
-    """``tf.math.unsorted_segment_max``: the largest row of each segment; an empty one is
-    the dtype's lowest finite value.""",
-    """
-    >>> tf.math.unsorted_segment_max(np.array([1.0, 5.0, 3.0], np.float32), [0, 0, 2], 3)
-    array([ 5.0000000e+00, -3.4028235e+38,  3.0000000e+00], dtype=float32)
-    """,
-)
-
-unsorted_segment_min = _unsorted(
-    "unsorted_segment_min",
-    "min",
-    """``tf.math.unsorted_segment_min``: the smallest row of each segment; an empty one is
-    the dtype's highest finite value.""",
-    """
-    >>> tf.math.unsorted_segment_min(np.array([4, 2, 7], np.int32), [1, 1, 0], 3)
-    array([         7,          2, 2147483647], dtype=int32)
-    """,
-)
-
-unsorted_segment_prod = _unsorted(
-    "unsorted_segment_prod",
-    "prod",
-    """``tf.math.unsorted_segment_prod``: the product of the rows of each segment (1 if empty).""",
-    """
-    >>> tf.math.unsorted_segment_prod(np.array([2, 3, 4]), [1, 1, 0], 3)
-    array([4, 6, 1])
-    """,
-)
-
-unsorted_segment_mean = _unsorted(
-    "unsorted_segment_mean",
-    _unsorted_mean,
-    """``tf.math.unsorted_segment_mean``: the sum of each segment over its count (0 if
-    empty); for integer data a float (float32 for 8- and 16-bit integers, else float64).""",
-    """
-    >>> tf.math.unsorted_segment_mean(np.array([1, 2, 4], np.int32), [0, 0, 2], 3)
-    array([1.5, 0. , 4. ])
-    """,
-)
-
-unsorted_segment_sqrt_n = _unsorted(
-    "unsorted_segment_sqrt_n",
-    _unsorted_sqrt_n,
-    """``tf.math.unsorted_segment_sqrt_n``: the sum of each segment over the square root of
-    its count (0 if empty); floating and complex data only, as in TensorFlow.""",
-    """
-    >>> tf.math.unsorted_segment_sqrt_n(np.array([3.0, 1.0, 4.0, 1.0]), [0, 0, 0, 0], 2)
-    array([4.5, 0. ])
-    """,
-)
-
-
 def _integral(xp: Any, dtype: Any) -> bool:
     try:
         return bool(xp.isdtype(dtype, "integral"))
@@ -209,6 +225,105 @@ def _float_for(xp: Any, dtype: Any) -> Any:
 
 
 # The sorted forms.
+
+
+def segment_sum(
+    data: Any,
+    segment_ids: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.segment_sum``: the sum of each segment of sorted ids (0 if empty).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.segment_sum(np.array([[1, 2, 3, 4], [4, 3, 2, 1], [5, 6, 7, 8]]), [0, 0, 1])
+    array([[5, 5, 5, 5],
+           [5, 6, 7, 8]])
+    """
+    return _sorted_reduction(data, segment_ids, "sum", "segment_sum")
+
+
+def segment_prod(
+    data: Any,
+    segment_ids: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.segment_prod``: the product of each segment of sorted ids (1 if empty).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.segment_prod(np.array([2, 3, 4]), [0, 0, 2])
+    array([6, 1, 4])
+    """
+    return _sorted_reduction(data, segment_ids, "prod", "segment_prod")
+
+
+def segment_max(
+    data: Any,
+    segment_ids: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.segment_max``: the largest row of each segment of sorted ids (0 if empty).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.segment_max(np.array([-1.0, -3.0, -2.0]), [0, 0, 2])
+    array([-1.,  0., -2.])
+    """
+    return _sorted_reduction(data, segment_ids, "max", "segment_max")
+
+
+def segment_min(
+    data: Any,
+    segment_ids: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.segment_min``: the smallest row of each segment of sorted ids (0 if empty).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.segment_min(np.array([1, 3, 2]), [0, 0, 2])
+    array([1, 0, 2])
+    """
+    return _sorted_reduction(data, segment_ids, "min", "segment_min")
+
+
+def segment_mean(
+    data: Any,
+    segment_ids: Any,
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.math.segment_mean``: the mean of each segment of sorted ids (0 if empty); for
+    integers the sum (in their dtype) over the count, truncated toward zero.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.math.segment_mean(np.array([1.0, 2.0, 6.0]), [0, 0, 2])
+    array([1.5, 0. , 6. ])
+    >>> tf.math.segment_mean(np.array([-3, -4, 5], np.int32), [0, 0, 1])
+    array([-3,  5], dtype=int32)
+    """
+    return _segment_mean(data, segment_ids, "segment_mean")
+
+
+def _sorted_reduction(data: Any, segment_ids: Any, reduce: str, function: str) -> Any:
+    """``tf.math.<function>``: the core's sorted reduction `reduce`; an empty segment of the
+    max or the min is 0."""
+    result, count = _sorted(data, segment_ids, reduce, function)
+    if reduce not in ("max", "min"):
+        return result
+    xp = aac.array_namespace(result)
+    return xp.where(count > 0, result, xp.zeros_like(result))
 
 
 def _sorted(data: Any, segment_ids: Any, reduce: str, function: str) -> tuple[Any, Any]:
@@ -238,25 +353,6 @@ def _sorted(data: Any, segment_ids: Any, reduce: str, function: str) -> tuple[An
     return result, per_segment(xp, count, result)
 
 
-def _sorted_front_end(
-    function: str, reduce: str | Callable[..., Any], summary: str, examples: str
-) -> _Sorted:
-    """``tf.math.<function>``: `reduce` names the core's reduction (an empty segment of the
-    max or the min is 0), or is the body ``reduce(data, segment_ids, function)``."""
-
-    def front_end(
-        data: Any,
-        segment_ids: Any,
-        name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
-    ) -> Any:
-        if callable(reduce):
-            return reduce(data, segment_ids, function)
-        result, count = _sorted(data, segment_ids, reduce, function)
-        return _zero_where_empty(result, count) if reduce in ("max", "min") else result
-
-    return named(front_end, function, __name__, summary, examples, _IMPORTS)
-
-
 def _segment_mean(data: Any, segment_ids: Any, function: str) -> Any:
     xp, data, _ = as_arrays(data, segment_ids, "data", "segment_ids")
     if not (_integral(xp, data.dtype) and xp.isdtype(data.dtype, "signed integer")):
@@ -269,63 +365,3 @@ def _segment_mean(data: Any, segment_ids: Any, function: str) -> Any:
     # Toward zero: a negative quotient that left a remainder is one above the floor.
     truncated = xp.where((total < 0) & (remainder != 0), quotient + 1, quotient)
     return xp.astype(truncated, data.dtype)
-
-
-segment_sum = _sorted_front_end(
-    "segment_sum",
-    "sum",
-    """``tf.math.segment_sum``: the sum of each segment of sorted ids (0 if empty).""",
-    """
-    >>> tf.math.segment_sum(np.array([[1, 2, 3, 4], [4, 3, 2, 1], [5, 6, 7, 8]]), [0, 0, 1])
-    array([[5, 5, 5, 5],
-           [5, 6, 7, 8]])
-    """,
-)
-
-segment_prod = _sorted_front_end(
-    "segment_prod",
-    "prod",
-    """``tf.math.segment_prod``: the product of each segment of sorted ids (1 if empty).""",
-    """
-    >>> tf.math.segment_prod(np.array([2, 3, 4]), [0, 0, 2])
-    array([6, 1, 4])
-    """,
-)
-
-segment_max = _sorted_front_end(
-    "segment_max",
-    "max",
-    """``tf.math.segment_max``: the largest row of each segment of sorted ids (0 if empty).""",
-    """
-    >>> tf.math.segment_max(np.array([-1.0, -3.0, -2.0]), [0, 0, 2])
-    array([-1.,  0., -2.])
-    """,
-)
-
-segment_min = _sorted_front_end(
-    "segment_min",
-    "min",
-    """``tf.math.segment_min``: the smallest row of each segment of sorted ids (0 if empty).""",
-    """
-    >>> tf.math.segment_min(np.array([1, 3, 2]), [0, 0, 2])
-    array([1, 0, 2])
-    """,
-)
-
-segment_mean = _sorted_front_end(
-    "segment_mean",
-    _segment_mean,
-    """``tf.math.segment_mean``: the mean of each segment of sorted ids (0 if empty); for
-    integers the sum (in their dtype) over the count, truncated toward zero.""",
-    """
-    >>> tf.math.segment_mean(np.array([1.0, 2.0, 6.0]), [0, 0, 2])
-    array([1.5, 0. , 6. ])
-    >>> tf.math.segment_mean(np.array([-3, -4, 5], np.int32), [0, 0, 1])
-    array([-3,  5], dtype=int32)
-    """,
-)
-
-
-def _zero_where_empty(result: Any, count: Any) -> Any:
-    xp = aac.array_namespace(result)
-    return xp.where(count > 0, result, xp.zeros_like(result))
