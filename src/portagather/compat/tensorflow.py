@@ -34,8 +34,7 @@ What differs from TensorFlow:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 import portagather.compat._tensorflow_math as math  # the tf.math namespace
 
@@ -44,7 +43,6 @@ from .._arguments import one_of, scatter_call
 from .._arrays import dtype_kind, dtype_name
 from .._types import Reduction
 from ._common import renamed, ways_out, zeros_of
-from ._front_ends import named
 
 __all__ = [
     "gather",
@@ -271,35 +269,91 @@ def tensor_scatter_nd_update(
     )
 
 
-class _Scatter(Protocol):
-    def __call__(
-        self,
-        tensor: Any,
-        indices: Any,
-        updates: Any,
-        bad_indices_policy: str = "",
-        name: str | None = None,
-    ) -> Any: ...
+def tensor_scatter_nd_add(
+    tensor: Any,
+    indices: Any,
+    updates: Any,
+    bad_indices_policy: str = "",
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.tensor_scatter_nd_add``: `tensor` plus `updates` at the index vectors
+    (duplicates summed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.tensor_scatter_nd_add(np.arange(1, 9), [[4], [3], [1], [7]], [9, 10, 11, 12])
+    array([ 1, 13,  3, 14, 14,  6,  7, 20])
+    """
+    return _tensor_scatter(
+        "tensor_scatter_nd_add", tensor, indices, updates, "add", bad_indices_policy
+    )
 
 
-def _scatter_front_end(
-    front: str, reduce: Reduction | Callable[..., Any], summary: str, examples: str
-) -> _Scatter:
-    """``tf.<front>``: `reduce` is the core's reduction, or the body
-    ``reduce(tensor, indices, updates, bad_indices_policy, front)``."""
+def tensor_scatter_nd_sub(
+    tensor: Any,
+    indices: Any,
+    updates: Any,
+    bad_indices_policy: str = "",
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.tensor_scatter_nd_sub``: `tensor` minus `updates` at the index vectors: the add
+    of the negated updates, negated in the tensor's dtype once every argument is checked
+    (unsigned dtypes wrap around, as in TensorFlow).
 
-    def front_end(
-        tensor: Any,
-        indices: Any,
-        updates: Any,
-        bad_indices_policy: str = "",
-        name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
-    ) -> Any:
-        if callable(reduce):
-            return reduce(tensor, indices, updates, bad_indices_policy, front)
-        return _tensor_scatter(front, tensor, indices, updates, reduce, bad_indices_policy)
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.tensor_scatter_nd_sub(np.arange(1, 9), [[4], [3], [1], [7]], [9, 10, 11, 12])
+    array([ 1, -9,  3, -6, -4,  6,  7, -4])
+    """
+    return _sub(tensor, indices, updates, bad_indices_policy, "tensor_scatter_nd_sub")
 
-    return named(front_end, front, __name__, summary, examples, _IMPORTS)
+
+def tensor_scatter_nd_min(
+    tensor: Any,
+    indices: Any,
+    updates: Any,
+    bad_indices_policy: str = "",
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.tensor_scatter_nd_min``: the element-wise minimum of `tensor` and the updates at
+    the index vectors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.tensor_scatter_nd_min(np.zeros(8, dtype=int), [[1], [4], [5]], [1, -1, 1])
+    array([ 0,  0,  0,  0, -1,  0,  0,  0])
+    """
+    return _tensor_scatter(
+        "tensor_scatter_nd_min", tensor, indices, updates, "min", bad_indices_policy
+    )
+
+
+def tensor_scatter_nd_max(
+    tensor: Any,
+    indices: Any,
+    updates: Any,
+    bad_indices_policy: str = "",
+    name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+) -> Any:
+    """``tf.tensor_scatter_nd_max``: the element-wise maximum of `tensor` and the updates at
+    the index vectors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import tensorflow as tf
+    >>> tf.tensor_scatter_nd_max(np.zeros(8, dtype=int), [[1], [4], [5]], [1, -1, 1])
+    array([0, 1, 0, 0, 0, 1, 0, 0])
+    """
+    return _tensor_scatter(
+        "tensor_scatter_nd_max", tensor, indices, updates, "max", bad_indices_policy
+    )
 
 
 def _sub(tensor: Any, indices: Any, updates: Any, bad_indices_policy: str, front: str) -> Any:
@@ -314,51 +368,3 @@ def _sub(tensor: Any, indices: Any, updates: Any, bad_indices_policy: str, front
             msg = f"{front} needs tensor of a numeric dtype; got {dtype_name(tensor.dtype)}"
             raise TypeError(msg)
     return _tensor_scatter(front, tensor, indices, -updates, "add", policy)
-
-
-_IMPORTS = "import numpy as np\nfrom portagather.compat import tensorflow as tf"
-
-tensor_scatter_nd_add = _scatter_front_end(
-    "tensor_scatter_nd_add",
-    "add",
-    """``tf.tensor_scatter_nd_add``: `tensor` plus `updates` at the index vectors
-    (duplicates summed).""",
-    """
-    >>> tf.tensor_scatter_nd_add(np.arange(1, 9), [[4], [3], [1], [7]], [9, 10, 11, 12])
-    array([ 1, 13,  3, 14, 14,  6,  7, 20])
-    """,
-)
-
-tensor_scatter_nd_sub = _scatter_front_end(
-    "tensor_scatter_nd_sub",
-    _sub,
-    """``tf.tensor_scatter_nd_sub``: `tensor` minus `updates` at the index vectors: the add
-    of the negated updates, negated in the tensor's dtype once every argument is checked
-    (unsigned dtypes wrap around, as in TensorFlow).""",
-    """
-    >>> tf.tensor_scatter_nd_sub(np.arange(1, 9), [[4], [3], [1], [7]], [9, 10, 11, 12])
-    array([ 1, -9,  3, -6, -4,  6,  7, -4])
-    """,
-)
-
-tensor_scatter_nd_min = _scatter_front_end(
-    "tensor_scatter_nd_min",
-    "min",
-    """``tf.tensor_scatter_nd_min``: the element-wise minimum of `tensor` and the updates at
-    the index vectors.""",
-    """
-    >>> tf.tensor_scatter_nd_min(np.zeros(8, dtype=int), [[1], [4], [5]], [1, -1, 1])
-    array([ 0,  0,  0,  0, -1,  0,  0,  0])
-    """,
-)
-
-tensor_scatter_nd_max = _scatter_front_end(
-    "tensor_scatter_nd_max",
-    "max",
-    """``tf.tensor_scatter_nd_max``: the element-wise maximum of `tensor` and the updates at
-    the index vectors.""",
-    """
-    >>> tf.tensor_scatter_nd_max(np.zeros(8, dtype=int), [[1], [4], [5]], [1, -1, 1])
-    array([0, 1, 0, 0, 0, 1, 0, 0])
-    """,
-)
