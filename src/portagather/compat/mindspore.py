@@ -27,12 +27,11 @@ What differs from MindSpore:
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from .. import _api
 from .._types import Reduction
 from ._common import axis_size, count_from_end, renamed, unsorted_segment, ways_out, zeros_of
-from ._front_ends import named
 
 __all__ = [
     "GatherD",
@@ -280,58 +279,58 @@ def unsorted_segment_sum(input_x: Any, segment_ids: Any, num_segments: Any) -> A
     )
 
 
-class _Unsorted(Protocol):
-    def __call__(self, x: Any, segment_ids: Any, num_segments: Any) -> Any: ...
-
-
-def _unsorted(function: str, reduce: str, summary: str, examples: str) -> _Unsorted:
-    """``ops.<function>``: the core's reduction `reduce` of the rows of `x`."""
-
-    def front_end(x: Any, segment_ids: Any, num_segments: Any) -> Any:
-        return unsorted_segment(x, segment_ids, num_segments, reduce, function, {"data": "x"})
-
-    imports = "import numpy as np\nfrom portagather.compat import mindspore as ops"
-    return named(front_end, function, __name__, summary, examples, imports)
-
-
-unsorted_segment_max = _unsorted(
-    "unsorted_segment_max",
-    "max",
+def unsorted_segment_max(x: Any, segment_ids: Any, num_segments: Any) -> Any:
     """``ops.unsorted_segment_max``: the largest row of `x` in each segment; an empty one is
-    the dtype's lowest finite value.""",
-    """
+    the dtype's lowest finite value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import mindspore as ops
     >>> x = np.array([[1, 2, 3], [4, 5, 6], [4, 2, 1]])
     >>> ops.unsorted_segment_max(x, np.array([0, 1, 1]), 2)
     array([[1, 2, 3],
            [4, 5, 6]])
-    """,
-)
-
-unsorted_segment_min = _unsorted(
-    "unsorted_segment_min",
-    "min",
-    """``ops.unsorted_segment_min``: the smallest row of `x` in each segment; an empty one is
-    the dtype's highest finite value.""",
     """
+    return unsorted_segment(
+        x, segment_ids, num_segments, "max", "unsorted_segment_max", {"data": "x"}
+    )
+
+
+def unsorted_segment_min(x: Any, segment_ids: Any, num_segments: Any) -> Any:
+    """``ops.unsorted_segment_min``: the smallest row of `x` in each segment; an empty one is
+    the dtype's highest finite value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import mindspore as ops
     >>> x = np.array([[1, 2, 3], [4, 5, 6], [4, 2, 1]])
     >>> ops.unsorted_segment_min(x, np.array([0, 1, 1]), 2)
     array([[1, 2, 3],
            [4, 2, 1]])
-    """,
-)
-
-unsorted_segment_prod = _unsorted(
-    "unsorted_segment_prod",
-    "prod",
-    """``ops.unsorted_segment_prod``: the product of the rows of `x` in each segment (1 if
-    empty).""",
     """
+    return unsorted_segment(
+        x, segment_ids, num_segments, "min", "unsorted_segment_min", {"data": "x"}
+    )
+
+
+def unsorted_segment_prod(x: Any, segment_ids: Any, num_segments: Any) -> Any:
+    """``ops.unsorted_segment_prod``: the product of the rows of `x` in each segment (1 if
+    empty).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagather.compat import mindspore as ops
     >>> x = np.array([[1, 2, 3], [4, 5, 6], [4, 2, 1]])
     >>> ops.unsorted_segment_prod(x, np.array([0, 1, 0]), 2)
     array([[4, 4, 3],
            [4, 5, 6]])
-    """,
-)
+    """
+    return unsorted_segment(
+        x, segment_ids, num_segments, "prod", "unsorted_segment_prod", {"data": "x"}
+    )
 
 
 class UnsortedSegmentSum:
