@@ -201,17 +201,20 @@ def segment_reduce(
     data: Any, segment_ids: Any, num_segments: object, reduce: str, *,
     indices_are_sorted: object = False, bad_indices: object = "error",
     drop_negative: bool = False, with_count: bool = False, function: str,
+    sorted_vector: bool = False,
 ) -> Any:  # fmt: skip
     """The segment reduction `reduce` (one of :data:`SEGMENT_REDUCTIONS`).
 
     For the compat front ends: `drop_negative` drops the rows of negative ids and keeps the
     policy for ids past the end (TensorFlow's and MindSpore's rule); `with_count` returns
-    ``(result, count)``, the rows each segment received. `function` is the caller's name,
-    for the messages (``segment_sum``, ``tf.math.unsorted_segment_max``).
+    ``(result, count)``, the rows each segment received; `sorted_vector` checks, first among
+    the shapes, that the ids are 1-d and, where their values can be read now, sorted
+    (TensorFlow's sorted ``segment_*``: :func:`~._arguments.check_sorted_vector`). `function`
+    is the caller's name, for the messages (``segment_sum``, ``tf.math.unsorted_segment_max``).
     """
     call, data, ids = segment_call(
         data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices,
-        function, drop_negative, with_count,
+        function, drop_negative, with_count, sorted_vector,
     )  # fmt: skip
     route, scatters = call.route, call.scatters
     planned = None

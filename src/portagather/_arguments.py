@@ -22,6 +22,12 @@ that a call with two faults reports the same one everywhere. The gathers and the
 The segment reductions and ``segment_csr`` keep the order of docs/contract.md, R6: their
 options, the kinds, the dtypes (of the ids or offsets, then of the data), the shapes, then
 ``num_segments`` (its kind, and whether an array of the device can hold it) and the values.
+TensorFlow's sorted ``segment_*`` (``sorted_vector``) check two things more, first among the
+shapes, as they always have: the ids are a vector, then sorted where their values can be
+read now (the one value read before the other shapes, so that a call with unsorted ids
+reports them on every backend, whatever else is wrong with its shapes); for them, ids given
+as Python values become an array after the dtypes (clipped into the widest integer of the
+data's device, :func:`as_arrays`' rule), for those two checks to read.
 
 The values of index arrays are the policy's, afterwards (``_indices``). Python values become
 arrays of the data's namespace only once all five have passed, on the data's device and in
@@ -331,6 +337,7 @@ class SegmentCall:
 def segment_call(
     data: Any, segment_ids: Any, num_segments: object, reduce: str, indices_are_sorted: object,
     bad_indices: object, function: str, drop_negative: bool, with_count: bool,
+    sorted_vector: bool = False,
 ) -> tuple[SegmentCall, Any, Any]:  # fmt: skip
     """``(call, data, ids)`` of the segment reduction `reduce`: its checked call, from its
     route where the call's key was seen before (a given `num_segments`; else it is read from
@@ -342,12 +349,19 @@ def segment_call(
     no integer dtype of the data's device holds is bad under every policy, dealt with as the
     policy says (:func:`_fitted_index`: ``"error"`` names it as written); with
     `drop_negative` a negative one is dropped, as every negative id then is.
+
+    With `sorted_vector` (TensorFlow's sorted ``segment_*``, whose messages name `function`)
+    the ids given as Python values become an array after the dtype checks, as
+    :func:`as_arrays` makes them (a value past the widest integer clipped into it, where it
+    stays out of range), and the shapes start with two checks of their own
+    (:func:`check_sorted_vector`): the ids are a vector, then sorted where their values can
+    be read now.
     """
     key = kept = None
     if num_segments is not None and _by_value(num_segments):  # else checked on every call
         options = (reduce, type(num_segments), num_segments, type(indices_are_sorted),
                    indices_are_sorted, type(bad_indices), bad_indices, drop_negative,
-                   with_count, function)  # fmt: skip
+                   with_count, function, sorted_vector)  # fmt: skip
         key, kept = call_key(options, data, segment_ids)
     if kept is not None:  # only what the ids' values decide is left
         return _segment_call(kept, segment_ids, drop_negative), data, segment_ids
@@ -358,6 +372,12 @@ def segment_call(
     xp, as_values = pair.xp, pair.from_values[1]
     pair.check_index_dtype()
     check_segment_dtype(xp, reduce, data.dtype, function)
+    engine = engine_for(xp)
+    if sorted_vector:
+        if as_values:  # (no error: values clipped into the dtype, on the data's device)
+            held, device = numpy_dtype(engine.wide_index_dtype(data)), device_for_new(data)
+            pair.indices, as_values = _values_array(xp, pair.indices, held, device), False
+        check_sorted_vector(xp, engine, pair.indices, function)
     shape, id_shape = static_shape(data, "data"), static_shape(pair.indices, "segment_ids")
     if shape[: len(id_shape)] != id_shape:
         msg = (
@@ -366,7 +386,6 @@ def segment_call(
         )
         raise ValueError(msg)
     count = _num_segments_argument(num_segments)
-    engine = engine_for(xp)
     if count is not None:
         check_num_segments(count, xp, engine, data, len(id_shape))
     if as_values:
@@ -986,6 +1005,29 @@ def plan_for(
     return plan
 
 
+def check_sorted_vector(xp: Any, engine: Engine, ids: Any, function: str) -> None:
+    """TensorFlow's sorted ``segment_*`` (`function`): a ValueError unless `ids` is 1-d and,
+    where its values can be read now, sorted (non-decreasing), naming the first pair that
+    falls. Run first among the shapes: the sorted form has always checked both before the
+    others. Ids whose values cannot be read now (Dask, a JAX trace) are not checked for
+    order."""
+    if ids.ndim != 1:
+        msg = f"segment_ids must be 1-d (a vector) for {function}; got shape {tuple(ids.shape)}"
+        raise ValueError(msg)
+    if engine.index_access(ids) != "now" or ids.shape[0] <= 1:
+        return
+    falls = ids[1:] < ids[:-1]
+    if engine.value_range(xp.astype(falls, xp.int8))[1]:
+        (where,) = xp.nonzero(falls)
+        k = int(where[0]) + 1
+        msg = (
+            f"segment_ids must be sorted (non-decreasing) for {function}; got "
+            f"segment_ids[{k}] = {engine.read_int(ids[k])} after segment_ids[{k - 1}] = "
+            f"{engine.read_int(ids[k - 1])} (unsorted_segment_{function[8:]} takes any order)"
+        )
+        raise ValueError(msg)
+
+
 def static_shape(x: Any, name: str) -> tuple[int, ...]:
     """The shape as Python ints; every gather here is planned from static shapes."""
     shape = tuple(x.shape)
@@ -1413,3 +1455,14 @@ def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple
     if indices.size and (int(indices.min()) < int(info.min) or int(indices.max()) > int(info.max)):
         indices = np.clip(np.asarray(indices, dtype=object), int(info.min), int(info.max))
     return xp, data, xp.asarray(indices.astype(held), device=device_for_new(data))
+
+
+def _values_array(xp: Any, values: Any, held: Any, device: Any) -> Any:
+    """Index values (a NumPy array of checked integers; objects past int64) as an array of
+    `xp` of the NumPy dtype `held` (the widest signed integer of the data's device) on
+    `device`, by :func:`as_arrays`' rule: a value `held` does not hold is clipped into it,
+    where it stays out of range and keeps its sign."""
+    info = np.iinfo(held)
+    if values.size and (int(values.min()) < int(info.min) or int(values.max()) > int(info.max)):
+        values = np.clip(np.asarray(values, dtype=object), int(info.min), int(info.max))
+    return xp.asarray(values.astype(held), device=device)

@@ -43,7 +43,7 @@ from typing import Any
 import array_api_compat as aac
 
 from .._api import segment_reduce
-from .._arguments import as_arrays, check_index_dtype, check_segment_dtype
+from .._arguments import as_arrays
 from .._arrays import dtype_name, per_segment
 from ..engines import engine_for
 from ._common import unsorted_segment
@@ -327,30 +327,14 @@ def _sorted_reduction(data: Any, segment_ids: Any, reduce: str, function: str) -
 
 
 def _sorted(data: Any, segment_ids: Any, reduce: str, function: str) -> tuple[Any, Any]:
-    """``(result, count)`` of a sorted segment reduction: ids 1-d, sorted (checked where
-    they can be read), ``max + 1`` segments, negative ids an error."""
-    xp, data, ids = as_arrays(data, segment_ids, "data", "segment_ids")
-    check_index_dtype(xp, ids, "segment_ids")
-    check_segment_dtype(xp, reduce, data.dtype, function)  # the dtypes before the values
-    if ids.ndim != 1:
-        msg = f"segment_ids must be 1-d (a vector) for {function}; got shape {tuple(ids.shape)}"
-        raise ValueError(msg)
-    engine = engine_for(xp)
-    if engine.index_access(ids) == "now" and ids.shape[0] > 1:
-        falls = ids[1:] < ids[:-1]
-        if engine.value_range(xp.astype(falls, xp.int8))[1]:
-            (where,) = xp.nonzero(falls)
-            k = int(where[0]) + 1
-            msg = (
-                f"segment_ids must be sorted (non-decreasing) for {function}; got "
-                f"segment_ids[{k}] = {engine.read_int(ids[k])} after segment_ids[{k - 1}] = "
-                f"{engine.read_int(ids[k - 1])} (unsorted_segment_{function[8:]} takes any order)"
-            )
-            raise ValueError(msg)
+    """``(result, count)`` of a sorted segment reduction, as one checked call of the core:
+    ids 1-d and sorted (checked where they can be read: ``sorted_vector``), ``max + 1``
+    segments, negative ids an error; the count repeated along the inner axes."""
     result, count = segment_reduce(
-        data, ids, None, reduce, indices_are_sorted=True, with_count=True, function=function
-    )
-    return result, per_segment(xp, count, result)
+        data, segment_ids, None, reduce, indices_are_sorted=True, with_count=True,
+        function=function, sorted_vector=True,
+    )  # fmt: skip
+    return result, per_segment(aac.array_namespace(result), count, result)
 
 
 def _segment_mean(data: Any, segment_ids: Any, function: str) -> Any:
