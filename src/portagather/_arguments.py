@@ -1451,10 +1451,7 @@ def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple
         return xp, data, indices
     pair.check_index_dtype()
     held = numpy_dtype(engine_for(xp).wide_index_dtype(data))
-    info = np.iinfo(held)
-    if indices.size and (int(indices.min()) < int(info.min) or int(indices.max()) > int(info.max)):
-        indices = np.clip(np.asarray(indices, dtype=object), int(info.min), int(info.max))
-    return xp, data, xp.asarray(indices.astype(held), device=device_for_new(data))
+    return xp, data, _values_array(xp, indices, held, device_for_new(data))
 
 
 def _values_array(xp: Any, values: Any, held: Any, device: Any) -> Any:
