@@ -246,6 +246,26 @@ def test_verbose_shows_expected_failures_with_reasons(verbose):
     assert ("torch.gather is not implemented for uint16" in text) is verbose
 
 
+def test_one_expected_failure_is_singular():
+    from portagather._cli import Collector
+
+    collector = Collector(["torch"])
+    collector.pytest_runtest_logreport(_xfail_report())
+    assert collector.summary("torch") == "1 expected failure"
+
+
+def test_output_into_a_closed_pipe_ends_quietly_with_the_checks_outcome():
+    """``portagather check --json | head``: the reader has gone before the report is written;
+    the command ends with the checks' own exit code (0: they passed), and no traceback."""
+    command = [sys.executable, "-m", "portagather", "check", "--json", "--backend", "numpy"]
+    done = subprocess.Popen(command, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert done.stdout is not None
+    done.stdout.close()  # before anything is written, whatever the pipe's buffer holds
+    _, err = done.communicate(timeout=300)
+    assert "Traceback" not in err.decode(), err.decode()[-2000:]
+    assert done.returncode == 0
+
+
 def test_progress_names_the_running_backend():
     from portagather._cli import Collector
 

@@ -69,7 +69,7 @@ OPERATIONS = ("all", *GATHERS, *SCATTERS, *SEGMENTS)
 # Outcome names in the matrix, and in the words of a backend's one-line summary.
 OUTCOME_WORDS = {
     "pass": "passed",
-    "xfail": "expected failures",
+    "xfail": "expected failure",  # (made plural by the count)
     "skip": "skipped",
     "fail": "FAILED",
 }
@@ -177,7 +177,11 @@ class Collector:
         for (_, _, name), counts in self.counts.items():
             if name == backend:
                 outcomes.update(counts)
-        parts = [f"{outcomes[o]} {word}" for o, word in OUTCOME_WORDS.items() if outcomes[o]]
+        parts = [
+            f"{outcomes[o]} {word}{'s' if o == 'xfail' and outcomes[o] != 1 else ''}"
+            for o, word in OUTCOME_WORDS.items()
+            if outcomes[o]
+        ]
         return ", ".join(parts) or "no checks"
 
     @property
@@ -504,12 +508,21 @@ def check(options: argparse.Namespace) -> int:
         collector = Collector(backends, display)
         code = _run(backends, collector)
     failed = collector.failed or code != 0
-    if options.json:
-        report = _report(collector, backends, not_installed, failed)
-        print(json.dumps(report, indent=2))
-    else:
-        print_results(Console(), collector, code, options.verbose, not_installed)
-    return EXIT_FAILED if failed else EXIT_PASSED
+    exit_code = EXIT_FAILED if failed else EXIT_PASSED
+    try:
+        if options.json:
+            report = _report(collector, backends, not_installed, failed)
+            print(json.dumps(report, indent=2))
+        else:
+            print_results(Console(), collector, code, options.verbose, not_installed)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader stopped early (`portagather check --json | head`): what it read is all it
+        # wanted, and the checks' own outcome is the exit code. Python's flush at exit would
+        # meet the closed pipe again, so stdout goes nowhere from here.
+        # https://docs.python.org/3/library/signal.html#note-on-sigpipe
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return exit_code
 
 
 COMMANDS = ("check",)
