@@ -30,7 +30,7 @@ from ._arguments import (
     segment_call,
 )
 from ._arguments import int_argument as _int_argument
-from ._arrays import Unread, fill_array, per_segment
+from ._arrays import Unread, divided_mean, fill_array
 from ._errors import raise_first_bad
 from ._indices import IndexAccess, all_in_range, judge_ranges, normalize, resolve_default, to_wide
 from ._plan import (
@@ -235,7 +235,7 @@ def segment_reduce(
     if scatters.too_large:
         result = _enforce_too_large(call, ids, result)
     if route.reduce == "mean":
-        result = _mean(route, result, count)
+        result = divided_mean(route.xp, result, count, route.division, route.division_dtype)
     return (result, count) if with_count else result
 
 
@@ -254,19 +254,6 @@ def _scatter_rows(
     zeros = engine.full((route.num_segments,), 0, wide, data)
     ones = route.xp.ones_like(ids, dtype=wide)
     return scatter_with_count(scatters.scatter, scatters.count, init, zeros, ids, data, ones)
-
-
-def _mean(route: SegmentRoute, total: Any, count: Any) -> Any:
-    """`total` over `count` (along the inner axes too); 0 where nothing was counted, divided
-    as ``route.division`` says (:func:`~._arrays.mean_division`)."""
-    xp, dtype, divide_in = route.xp, route.dtype, route.division_dtype
-    count = per_segment(xp, xp.maximum(count, xp.ones_like(count)), total)
-    if route.division == "floor":
-        quotient = xp.floor_divide(xp.astype(total, divide_in), xp.astype(count, divide_in))
-        return xp.astype(quotient, dtype)
-    if route.division == "widened":
-        return xp.astype(xp.astype(total, divide_in) / xp.astype(count, divide_in), dtype)
-    return total / xp.astype(count, dtype)
 
 
 def _enforce_too_large(call: SegmentCall, ids: Any, result: Any) -> Any:

@@ -167,6 +167,21 @@ def mean_division(xp: Any, engine: Any, data: Any) -> tuple[str, Any]:
     return "plain", dtype
 
 
+def divided_mean(xp: Any, total: Any, count: Any, division: str, divide_in: Any) -> Any:
+    """`total` (a segment sum) over `count` (its rows per segment, along the inner axes too:
+    :func:`per_segment`), in `total`'s dtype; 0 where nothing was counted; divided as
+    :func:`mean_division` says (`division`, in dtype `divide_in`). The core's mean, and the
+    front ends' that match it."""
+    dtype = total.dtype
+    count = per_segment(xp, xp.maximum(count, xp.ones_like(count)), total)
+    if division == "floor":
+        quotient = xp.floor_divide(xp.astype(total, divide_in), xp.astype(count, divide_in))
+        return xp.astype(quotient, dtype)
+    if division == "widened":
+        return xp.astype(xp.astype(total, divide_in) / xp.astype(count, divide_in), dtype)
+    return total / xp.astype(count, dtype)
+
+
 def _unsigned_wide(xp: Any) -> Any:
     """The widest unsigned integer dtype of the namespace (uint32 on JAX without x64)."""
     try:

@@ -44,7 +44,7 @@ import array_api_compat as aac
 
 from .._api import segment_reduce
 from .._arguments import as_arrays
-from .._arrays import dtype_name, per_segment
+from .._arrays import divided_mean, dtype_name, mean_division, per_segment
 from ..engines import engine_for
 from ._common import unsorted_segment
 
@@ -182,15 +182,18 @@ def unsorted_segment_sqrt_n(
 
 
 def _unsorted_mean(data: Any, segment_ids: Any, num_segments: Any, function: str) -> Any:
-    xp, data, _ = as_arrays(data, segment_ids, "data", "segment_ids")
-    if not _integral(xp, data.dtype):
-        return unsorted_segment(data, segment_ids, num_segments, "mean", function)
+    """The sum and the count of one core call, divided as the core's mean divides (the data's
+    dtype; float16 and bfloat16 in float32), but integers truly, into a float (TensorFlow's
+    ``/``: :func:`_float_for`)."""
     total, count = unsorted_segment(
         data, segment_ids, num_segments, "sum", function, with_count=True
     )
-    real = _float_for(xp, data.dtype)
-    divisor = xp.astype(per_segment(xp, xp.maximum(count, xp.ones_like(count)), total), real)
-    return xp.astype(total, real) / divisor
+    xp = aac.array_namespace(total)
+    if _integral(xp, total.dtype):
+        real = _float_for(xp, total.dtype)
+        divisor = xp.astype(per_segment(xp, xp.maximum(count, xp.ones_like(count)), total), real)
+        return xp.astype(total, real) / divisor
+    return divided_mean(xp, total, count, *mean_division(xp, engine_for(xp), total))
 
 
 def _unsorted_sqrt_n(data: Any, segment_ids: Any, num_segments: Any, function: str) -> Any:
@@ -338,14 +341,17 @@ def _sorted(data: Any, segment_ids: Any, reduce: str, function: str) -> tuple[An
 
 
 def _segment_mean(data: Any, segment_ids: Any, function: str) -> Any:
-    xp, data, _ = as_arrays(data, segment_ids, "data", "segment_ids")
-    if not (_integral(xp, data.dtype) and xp.isdtype(data.dtype, "signed integer")):
-        return _sorted(data, segment_ids, "mean", function)[0]
+    """The sum and the count of one core call, divided as the core's mean divides, but signed
+    integers toward zero (TensorFlow's integer division), in their own dtype."""
     total, count = _sorted(data, segment_ids, "sum", function)
-    wide = engine_for(xp).wide_index_dtype(data)
+    xp = aac.array_namespace(total)
+    engine = engine_for(xp)
+    if not (_integral(xp, total.dtype) and xp.isdtype(total.dtype, "signed integer")):
+        return divided_mean(xp, total, count, *mean_division(xp, engine, total))
+    dtype, wide = total.dtype, engine.wide_index_dtype(total)
     total, count = xp.astype(total, wide), xp.astype(xp.maximum(count, xp.ones_like(count)), wide)
     quotient = xp.floor_divide(total, count)
     remainder = total - quotient * count
     # Toward zero: a negative quotient that left a remainder is one above the floor.
     truncated = xp.where((total < 0) & (remainder != 0), quotient + 1, quotient)
-    return xp.astype(truncated, data.dtype)
+    return xp.astype(truncated, dtype)
