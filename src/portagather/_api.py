@@ -201,7 +201,7 @@ def segment_reduce(
     data: Any, segment_ids: Any, num_segments: object, reduce: str, *,
     indices_are_sorted: object = False, bad_indices: object = "error",
     drop_negative: bool = False, with_count: bool = False, function: str,
-    sorted_vector: bool = False,
+    sorted_vector: bool = False, floating: bool = False,
 ) -> Any:  # fmt: skip
     """The segment reduction `reduce` (one of :data:`SEGMENT_REDUCTIONS`).
 
@@ -209,12 +209,13 @@ def segment_reduce(
     policy for ids past the end (TensorFlow's and MindSpore's rule); `with_count` returns
     ``(result, count)``, the rows each segment received; `sorted_vector` checks, first among
     the shapes, that the ids are 1-d and, where their values can be read now, sorted
-    (TensorFlow's sorted ``segment_*``: :func:`~._arguments.check_sorted_vector`). `function`
-    is the caller's name, for the messages (``segment_sum``, ``tf.math.unsorted_segment_max``).
+    (TensorFlow's sorted ``segment_*``: :func:`~._arguments.check_sorted_vector`);
+    `floating` refuses integer data among the dtypes (TensorFlow's ``sqrt_n``). `function` is
+    the caller's name, for the messages (``segment_sum``, ``tf.math.unsorted_segment_max``).
     """
     call, data, ids = segment_call(
         data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices,
-        function, drop_negative, with_count, sorted_vector,
+        function, drop_negative, with_count, sorted_vector, floating,
     )  # fmt: skip
     route, scatters = call.route, call.scatters
     planned = None

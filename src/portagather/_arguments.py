@@ -337,7 +337,7 @@ class SegmentCall:
 def segment_call(
     data: Any, segment_ids: Any, num_segments: object, reduce: str, indices_are_sorted: object,
     bad_indices: object, function: str, drop_negative: bool, with_count: bool,
-    sorted_vector: bool = False,
+    sorted_vector: bool = False, floating: bool = False,
 ) -> tuple[SegmentCall, Any, Any]:  # fmt: skip
     """``(call, data, ids)`` of the segment reduction `reduce`: its checked call, from its
     route where the call's key was seen before (a given `num_segments`; else it is read from
@@ -355,13 +355,14 @@ def segment_call(
     :func:`as_arrays` makes them (a value past the widest integer clipped into it, where it
     stays out of range), and the shapes start with two checks of their own
     (:func:`check_sorted_vector`): the ids are a vector, then sorted where their values can
-    be read now.
+    be read now. With `floating` integer data is refused among the dtypes
+    (:func:`check_segment_dtype`).
     """
     key = kept = None
     if num_segments is not None and _by_value(num_segments):  # else checked on every call
         options = (reduce, type(num_segments), num_segments, type(indices_are_sorted),
                    indices_are_sorted, type(bad_indices), bad_indices, drop_negative,
-                   with_count, function, sorted_vector)  # fmt: skip
+                   with_count, function, sorted_vector, floating)  # fmt: skip
         key, kept = call_key(options, data, segment_ids)
     if kept is not None:  # only what the ids' values decide is left
         return _segment_call(kept, segment_ids, drop_negative), data, segment_ids
@@ -371,7 +372,7 @@ def segment_call(
     data = pair.data_array()
     xp, as_values = pair.xp, pair.from_values[1]
     pair.check_index_dtype()
-    check_segment_dtype(xp, reduce, data.dtype, function)
+    check_segment_dtype(xp, reduce, data.dtype, function, floating)
     engine = engine_for(xp)
     if sorted_vector:
         if as_values:  # (no error: values clipped into the dtype, on the data's device)
@@ -1134,17 +1135,23 @@ def check_reduce_dtype(xp: Any, reduce: str, dtype: Any, data_name: str) -> str:
     raise TypeError(msg)
 
 
-def check_segment_dtype(xp: Any, reduce: str, dtype: Any, function: str) -> None:
+def check_segment_dtype(
+    xp: Any, reduce: str, dtype: Any, function: str, floating: bool = False
+) -> None:
     """The scatters' dtype rule (:func:`reduction_for`) for the reduction's
     scatter: numbers for every reduction (NumPy's ``bfloat16`` too), but no complex numbers
     for ``max`` and ``min``; bool for ``max`` and ``min`` (any, all), not for the sum, the
-    mean and the product, whose results are no bools."""
+    mean and the product, whose results are no bools. With `floating`, no integers either
+    (TensorFlow's ``unsorted_segment_sqrt_n``, which divides by a square root)."""
     bools = reduce in ("max", "min")
-    if reduction_for(xp, SEGMENT_SCATTERS[reduce], dtype) is not None and (
-        bools or dtype_kind(xp, dtype) != "bool"
-    ):
+    found = reduction_for(xp, SEGMENT_SCATTERS[reduce], dtype)
+    kind = dtype_kind(xp, dtype)
+    if found is None or (kind == "bool" and not bools):
+        kinds = reducible_kinds(SEGMENT_SCATTERS[reduce], bools)
+    elif floating and kind in ("signed integer", "unsigned integer"):
+        kinds = "a floating"
+    else:
         return
-    kinds = reducible_kinds(SEGMENT_SCATTERS[reduce], bools)
     msg = f"{function} needs data of {kinds} dtype; got {dtype_name(dtype)}"
     raise TypeError(msg)
 

@@ -137,6 +137,27 @@ def test_compat_value_checks_follow_the_core_checks(name):
         torch_compat.gather(x, 1, index)
 
 
+@pytest.mark.parametrize("name", ["numpy", "dask", "torch"])
+@pytest.mark.parametrize("op", ["unsorted_segment_sum", "unsorted_segment_sqrt_n"])
+def test_segment_ids_dtype_is_checked_before_the_data_dtype(name, op):
+    """docs/contract.md, R6: the ids' dtype before the data's. Integer data (which
+    ``unsorted_segment_sqrt_n`` refuses, as TensorFlow does) with float ids is the ids'
+    error for every segment front end (sqrt_n reported the data's dtype first)."""
+    backend = load_backend(name)
+    data, ids = backend.asarray(np.array([1, 2], np.int32)), backend.asarray(np.array([0.0, 1.0]))
+    with pytest.raises(TypeError, match=r"^segment_ids must have an integer dtype; got float64"):
+        getattr(tf_compat.math, op)(data, ids, 2)
+
+
+@pytest.mark.parametrize("name", ["numpy", "dask", "torch"])
+def test_sqrt_n_refuses_integer_data_before_the_shapes(name):
+    """The data's dtype before the shapes (R6): integer data with ids of the wrong length."""
+    backend = load_backend(name)
+    data, ids = backend.asarray(np.array([1, 2], np.int32)), backend.asarray(np.array([0, 1, 1]))
+    with pytest.raises(TypeError, match=r"^unsorted_segment_sqrt_n needs data of a floating dt"):
+        tf_compat.math.unsorted_segment_sqrt_n(data, ids, 2)
+
+
 def test_tensor_scatter_nd_sub_checks_python_updates_before_negating():
     """Python updates the tensor's dtype cannot hold are refused, as by every scatter (they
     were cast, 1.5 to 1, before the core saw them)."""

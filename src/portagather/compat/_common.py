@@ -217,6 +217,7 @@ def unsorted_segment(
     function: str,
     renames: Mapping[str, str] | None = None,
     with_count: bool = False,
+    floating: bool = False,
 ) -> Any:
     """TensorFlow's and MindSpore's ``unsorted_segment_<reduce>``: a negative id drops its
     row; an id past the end is an error where the values can be checked (eagerly, in a
@@ -224,14 +225,15 @@ def unsorted_segment(
     and GPU behaviour); an empty segment's max (min) is the dtype's lowest (highest)
     finite value, and so is a segment of -inf (inf) only, as both libraries start from it.
 
-    With `with_count`, ``(result, count)``: the rows each segment received.
+    With `with_count`, ``(result, count)``: the rows each segment received. With
+    `floating`, integer data is refused (TensorFlow's ``unsorted_segment_sqrt_n``).
     """
     from .._api import segment_reduce
 
     with renamed(renames or {}):
         result, count = segment_reduce(
             data, segment_ids, num_segments, reduce, bad_indices="", drop_negative=True,
-            with_count=True, function=function,
+            with_count=True, function=function, floating=floating,
         )  # fmt: skip
     if reduce in ("max", "min"):
         xp = aac.array_namespace(result)

@@ -43,8 +43,7 @@ from typing import Any
 import array_api_compat as aac
 
 from .._api import segment_reduce
-from .._arguments import as_arrays
-from .._arrays import divided_mean, dtype_name, mean_division, per_segment
+from .._arrays import divided_mean, mean_division, per_segment
 from ..engines import engine_for
 from ._common import unsorted_segment
 
@@ -197,14 +196,13 @@ def _unsorted_mean(data: Any, segment_ids: Any, num_segments: Any, function: str
 
 
 def _unsorted_sqrt_n(data: Any, segment_ids: Any, num_segments: Any, function: str) -> Any:
-    xp, data, _ = as_arrays(data, segment_ids, "data", "segment_ids")
-    if _integral(xp, data.dtype):
-        msg = f"{function} needs data of a floating dtype; got {dtype_name(data.dtype)}"
-        raise TypeError(msg)
+    """The sum and the count of one core call (floating and complex data only), the sum over
+    the count's square root."""
     total, count = unsorted_segment(
-        data, segment_ids, num_segments, "sum", function, with_count=True
+        data, segment_ids, num_segments, "sum", function, with_count=True, floating=True
     )
-    count = xp.astype(per_segment(xp, xp.maximum(count, xp.ones_like(count)), total), data.dtype)
+    xp = aac.array_namespace(total)
+    count = xp.astype(per_segment(xp, xp.maximum(count, xp.ones_like(count)), total), total.dtype)
     return total / xp.sqrt(count)
 
 
