@@ -218,6 +218,7 @@ def segment_reduce(
         function, drop_negative, with_count, sorted_vector, floating,
     )  # fmt: skip
     route, scatters = call.route, call.scatters
+    ids = route.engine.laid_out(ids)  # (Dask: no zero-size chunks, for every step below)
     planned = None
     own_plan = route.engine.segment_plan  # (Dask's by size)
     if own_plan is not None:
@@ -247,7 +248,6 @@ def _scatter_rows(
     where the call counts, how many rows each segment receives (``scatters.count``: in the
     namespace's widest integer dtype), from the ids made valid once for both; else None."""
     engine = route.engine
-    ids = engine.laid_out(ids)  # (Dask: the count's ones take the ids' blocks)
     init = engine.full(route.result_shape, route.identity, route.dtype, data)
     if scatters.count is None:
         return scatter_route(scatters.scatter, init, ids, data), None
@@ -263,7 +263,6 @@ def _enforce_too_large(call: SegmentCall, ids: Any, result: Any) -> Any:
     xp, engine, n = route.xp, route.engine, route.num_segments
     if not math.prod(ids.shape):
         return result
-    ids = engine.laid_out(ids)  # (Dask: its comparison with n needs no zero-size chunks)
     wide = to_wide(xp, ids, engine.wide_index_dtype(ids), None, False)
     if call.access == "now":
         if engine.value_range(wide)[1] >= n:

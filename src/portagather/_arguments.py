@@ -248,7 +248,8 @@ def scatter_call(
     key, route = call_key(options, data, indices, updates)
     if route is not None:
         if not route.updates_as_given:  # the same cast, cut or broadcast as the first call's
-            updates = fitted_updates(route.xp, updates, data.dtype, route.plan.out_shape, op)
+            shape = route.plan.out_shape
+            updates = fitted_updates(route.xp, updates, data.dtype, shape, op.updates_fit)
         return route, data, indices, updates
     data_name, index_name, update_name = op.names
     fit = op.updates_fit
@@ -293,10 +294,12 @@ class SegmentRoute:
     dtype: Any
     policy: str
     ids_sorted: bool
-    #: The segment reduction (one of :data:`SEGMENT_REDUCTIONS`), and whether the call also
-    #: counts each segment's rows (a mean, or a front end's count).
+    #: The segment reduction (one of :data:`SEGMENT_REDUCTIONS`), whether the call also
+    #: counts each segment's rows (a mean, or a front end's count), and whether negative ids
+    #: are dropped (TensorFlow's and MindSpore's rule).
     reduce: str
     counting: bool
+    drop_negative: bool
     #: The reduction's identity: the value of an empty segment.
     identity: Any
     #: No rows, of a dtype with gradients: the result is kept in the data's autograd graph.
@@ -365,7 +368,7 @@ def segment_call(
                    with_count, function, sorted_vector, floating)  # fmt: skip
         key, kept = call_key(options, data, segment_ids)
     if kept is not None:  # only what the ids' values decide is left
-        return _segment_call(kept, segment_ids, drop_negative), data, segment_ids
+        return _segment_call(kept, segment_ids), data, segment_ids
     named_policy = policy = normalize_policy(bad_indices)
     promises = check_promises(False, indices_are_sorted)
     pair = _Pair(data, segment_ids, "data", "segment_ids")
@@ -376,8 +379,7 @@ def segment_call(
     engine = engine_for(xp)
     if sorted_vector:
         if as_values:  # (no error: values clipped into the dtype, on the data's device)
-            held, device = numpy_dtype(engine.wide_index_dtype(data)), device_for_new(data)
-            pair.indices, as_values = _values_array(xp, pair.indices, held, device), False
+            pair.indices, as_values = _values_array(xp, engine, pair.indices, data), False
         check_sorted_vector(xp, engine, pair.indices, function)
     shape, id_shape = static_shape(data, "data"), static_shape(pair.indices, "segment_ids")
     if shape[: len(id_shape)] != id_shape:
@@ -407,22 +409,22 @@ def segment_call(
     division, division_dtype = mean_division(xp, engine, data) if reduce == "mean" else ("", None)
     route = SegmentRoute(
         xp, engine, count, (count, *shape[len(id_shape) :]), dtype, named_policy,
-        promises.indices_are_sorted, reduce, reduce == "mean" or with_count,
+        promises.indices_are_sorted, reduce, reduce == "mean" or with_count, drop_negative,
         reduction_identity(xp, reduce, dtype),
         not math.prod(shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE, division,
         division_dtype, {},
     )  # fmt: skip
     keep(key, route)
-    return _segment_call(route, ids, drop_negative), data, ids
+    return _segment_call(route, ids), data, ids
 
 
 #: The dtype kinds that have gradients.
 _DIFFERENTIABLE = ("real floating", "complex floating")
 
 
-def _segment_call(route: SegmentRoute, ids: Any, drop_negative: bool) -> SegmentCall:
+def _segment_call(route: SegmentRoute, ids: Any) -> SegmentCall:
     """The call of `route` on `ids`: how their values can be seen, and the scatters of the
-    policy that follows (TensorFlow's default resolved; with `drop_negative` under
+    policy that follows (TensorFlow's default resolved; where negative ids are dropped, under
     ``"error"``, ``"ignore"`` and the ids past the end checked after), made once per route
     and policy."""
     engine = route.engine
@@ -430,15 +432,15 @@ def _segment_call(route: SegmentRoute, ids: Any, drop_negative: bool) -> Segment
     policy = resolve_default(route.policy, access)
     scatters = route.scatters.get(policy)
     if scatters is None:
-        scatters = route.scatters[policy] = _scatters(route, ids, policy, drop_negative)
+        scatters = route.scatters[policy] = _scatters(route, ids, policy)
     return SegmentCall(route, scatters, access)
 
 
-def _scatters(route: SegmentRoute, ids: Any, policy: str, drop_negative: bool) -> SegmentScatters:
+def _scatters(route: SegmentRoute, ids: Any, policy: str) -> SegmentScatters:
     """The :class:`SegmentScatters` of `route` under `policy` (resolved), for ids like `ids`
     (a call that is not keyed finds the scatters' routes in :func:`_segment_route`'s cache)."""
     xp, engine = route.xp, route.engine
-    too_large = drop_negative and policy == "error"
+    too_large = route.drop_negative and policy == "error"
     if too_large:
         policy = "ignore"
     reduce, id_shape, sorted_ids = SEGMENT_SCATTERS[route.reduce], ids.shape, route.ids_sorted
@@ -839,16 +841,12 @@ class Updates:
                     f"exactly, or an array; got {shown(self.given)} ({err})"
                 )
                 raise TypeError(msg) from None
-        return _fitted_updates(xp, updates, data.dtype, shape, mode)
+        return fitted_updates(xp, updates, data.dtype, shape, mode)
 
 
-def fitted_updates(xp: Any, updates: Any, dtype: Any, shape: tuple[int, ...], op: Operation) -> Any:
-    """The array `updates` (checked already, by the first call of its key) in `dtype`, of the
-    gather's result `shape`, as ``op.updates_fit`` says they fit it."""
-    return _fitted_updates(xp, updates, dtype, shape, op.updates_fit)
-
-
-def _fitted_updates(xp: Any, updates: Any, dtype: Any, shape: tuple[int, ...], mode: str) -> Any:
+def fitted_updates(xp: Any, updates: Any, dtype: Any, shape: tuple[int, ...], mode: str) -> Any:
+    """The array `updates` (checked already) in `dtype`, of the gather's result `shape`, as
+    `mode` (an :class:`Operation`'s ``updates_fit``) says they fit it."""
     if updates.dtype != dtype:
         updates = xp.astype(updates, dtype)
     if tuple(updates.shape) != shape:
@@ -1457,16 +1455,16 @@ def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple
     if not as_values:
         return xp, data, indices
     pair.check_index_dtype()
-    held = numpy_dtype(engine_for(xp).wide_index_dtype(data))
-    return xp, data, _values_array(xp, indices, held, device_for_new(data))
+    return xp, data, _values_array(xp, engine_for(xp), indices, data)
 
 
-def _values_array(xp: Any, values: Any, held: Any, device: Any) -> Any:
+def _values_array(xp: Any, engine: Engine, values: Any, data: Any) -> Any:
     """Index values (a NumPy array of checked integers; objects past int64) as an array of
-    `xp` of the NumPy dtype `held` (the widest signed integer of the data's device) on
-    `device`, by :func:`as_arrays`' rule: a value `held` does not hold is clipped into it,
-    where it stays out of range and keeps its sign."""
+    `xp` beside `data`, in the widest signed integer dtype of data's device, by
+    :func:`as_arrays`' rule: a value that dtype does not hold is clipped into it, where it
+    stays out of range and keeps its sign."""
+    held = numpy_dtype(engine.wide_index_dtype(data))
     info = np.iinfo(held)
     if values.size and (int(values.min()) < int(info.min) or int(values.max()) > int(info.max)):
         values = np.clip(np.asarray(values, dtype=object), int(info.min), int(info.max))
-    return xp.asarray(values.astype(held), device=device)
+    return xp.asarray(values.astype(held), device=device_for_new(data))

@@ -151,6 +151,12 @@ def per_segment(xp: Any, count: Any, like: Any) -> Any:
     return xp.broadcast_to(shaped, tuple(like.shape))
 
 
+def divisor(xp: Any, count: Any, like: Any) -> Any:
+    """What a segment's total is divided by: its count, at least 1 (an empty segment's total
+    stays as it is), along the inner axes of `like` (:func:`per_segment`)."""
+    return per_segment(xp, xp.maximum(count, xp.ones_like(count)), like)
+
+
 def mean_division(xp: Any, engine: Any, data: Any) -> tuple[str, Any]:
     """How a mean of `data`'s dtype divides its sum by its count, and in which dtype: integers are
     floor-divided (``"floor"``, as ``//``) in the widest signed integer dtype (the widest
@@ -173,7 +179,7 @@ def divided_mean(xp: Any, total: Any, count: Any, division: str, divide_in: Any)
     :func:`mean_division` says (`division`, in dtype `divide_in`). The core's mean, and the
     front ends' that match it."""
     dtype = total.dtype
-    count = per_segment(xp, xp.maximum(count, xp.ones_like(count)), total)
+    count = divisor(xp, count, total)
     if division == "floor":
         quotient = xp.floor_divide(xp.astype(total, divide_in), xp.astype(count, divide_in))
         return xp.astype(quotient, dtype)

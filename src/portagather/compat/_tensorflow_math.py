@@ -43,7 +43,7 @@ from typing import Any
 import array_api_compat as aac
 
 from .._api import segment_reduce
-from .._arrays import divided_mean, mean_division, per_segment
+from .._arrays import divided_mean, divisor, dtype_kind, mean_division, per_segment
 from ..engines import engine_for
 from ._common import unsorted_segment
 
@@ -188,10 +188,9 @@ def _unsorted_mean(data: Any, segment_ids: Any, num_segments: Any, function: str
         data, segment_ids, num_segments, "sum", function, with_count=True
     )
     xp = aac.array_namespace(total)
-    if _integral(xp, total.dtype):
+    if dtype_kind(xp, total.dtype) in ("signed integer", "unsigned integer"):
         real = _float_for(xp, total.dtype)
-        divisor = xp.astype(per_segment(xp, xp.maximum(count, xp.ones_like(count)), total), real)
-        return xp.astype(total, real) / divisor
+        return xp.astype(total, real) / xp.astype(divisor(xp, count, total), real)
     return divided_mean(xp, total, count, *mean_division(xp, engine_for(xp), total))
 
 
@@ -202,15 +201,7 @@ def _unsorted_sqrt_n(data: Any, segment_ids: Any, num_segments: Any, function: s
         data, segment_ids, num_segments, "sum", function, with_count=True, floating=True
     )
     xp = aac.array_namespace(total)
-    count = xp.astype(per_segment(xp, xp.maximum(count, xp.ones_like(count)), total), total.dtype)
-    return total / xp.sqrt(count)
-
-
-def _integral(xp: Any, dtype: Any) -> bool:
-    try:
-        return bool(xp.isdtype(dtype, "integral"))
-    except (TypeError, ValueError):  # NumPy strings: the core names the dtype
-        return False
+    return total / xp.sqrt(xp.astype(divisor(xp, count, total), total.dtype))
 
 
 def _float_for(xp: Any, dtype: Any) -> Any:
@@ -344,10 +335,10 @@ def _segment_mean(data: Any, segment_ids: Any, function: str) -> Any:
     total, count = _sorted(data, segment_ids, "sum", function)
     xp = aac.array_namespace(total)
     engine = engine_for(xp)
-    if not (_integral(xp, total.dtype) and xp.isdtype(total.dtype, "signed integer")):
+    if dtype_kind(xp, total.dtype) != "signed integer":
         return divided_mean(xp, total, count, *mean_division(xp, engine, total))
     dtype, wide = total.dtype, engine.wide_index_dtype(total)
-    total, count = xp.astype(total, wide), xp.astype(xp.maximum(count, xp.ones_like(count)), wide)
+    total, count = xp.astype(total, wide), xp.astype(divisor(xp, count, total), wide)
     quotient = xp.floor_divide(total, count)
     remainder = total - quotient * count
     # Toward zero: a negative quotient that left a remainder is one above the floor.

@@ -93,14 +93,13 @@ class DaskEngine(Engine):
     ) -> tuple[Any, Any] | None:  # fmt: skip
         """The partial plan (``dask_segments``) where one partial of the result fits a task;
         past that, the sorted plan where the ids are promised sorted; else None (the routed
-        scatter), and where nothing is reduced."""
+        scatter), and where nothing is reduced. The pipeline has laid out the ids."""
         if (
             not num_segments
             or not math.prod(data.shape)
             or has_unknown_sizes(data.chunks, ids.chunks)
         ):
             return None
-        ids = self.laid_out(ids)
         inner = data.chunks[ids.ndim :]
         if plan_of(num_segments, inner, data.dtype, counting) == "partial":
             return segment_partials(data, ids, num_segments, reduce, identity, policy, report,
