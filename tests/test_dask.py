@@ -117,6 +117,22 @@ def test_too_large_segment_id_named_whatever_the_chunks(chunks):
     assert str(lazy_error.value).startswith("segment_ids[0] = 5 is out of range [0, 3)")
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64"])
+def test_scatter_add_keeps_negative_zero_where_nothing_lands(dtype):
+    # The dense partials of a small target start from -0.0, the identity of a floating
+    # add: an element no update reaches keeps its value, as NumPy's scatter keeps it.
+    x = np.array([-0.0, 1.0, -0.0, 4.0], dtype=dtype)
+    index, updates = np.array([1, 3, 3]), np.array([2.0, 0.5, 0.25], dtype=dtype)
+    want = x.copy()
+    for i, u in zip(index.tolist(), updates.tolist(), strict=True):
+        want[i] += u
+    got = pg.scatter_d(da.from_array(x, chunks=2), 0, da.from_array(index, chunks=1),
+                       da.from_array(updates, chunks=1), reduce="add").compute()  # fmt: skip
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got.real), np.signbit(want.real))
+    np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(want.imag))
+
+
 @pytest.mark.parametrize("policy", ["error", "ignore", "clip", "wrap"])
 def test_take_along_axis_and_gather_d_on_dask(policy):
     """Dask has no take_along_axis of its own; both work, on every axis and with negatives."""

@@ -52,7 +52,7 @@ from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 from dask.utils import parse_bytes
 
-from .._arrays import reduction_identity
+from .._arrays import dtype_kind, reduction_identity
 from .._errors import BadIndex
 from .dask_routes import block_starts
 from .dask_scatter_routes import FAN_IN
@@ -289,7 +289,12 @@ def scatter_partials(data: Any, flat: Any, updates: Any, reduce: str) -> Any:
     its part of the root."""
     size = math.prod(int(n) for n in data.shape)
     flat = flat.rechunk(updates.chunks)
-    identity = reduction_identity(np, reduce, np.dtype(data.dtype))
+    dtype = np.dtype(data.dtype)
+    identity: Any = reduction_identity(np, reduce, dtype)
+    if reduce == "add" and dtype_kind(np, dtype) in ("real floating", "complex floating"):
+        # x + -0.0 is x for every x, -0.0 too, which a partial of +0.0 would make +0.0 where
+        # no update lands (NumPy's scatter leaves such an element as it is).
+        identity = complex(-0.0, -0.0) if dtype.kind == "c" else -0.0
     total, _ = segment_partials(
         updates.astype(data.dtype), flat, size, reduce, identity, "ignore", None, False, "scatter"
     )
