@@ -94,6 +94,14 @@ def run_gather(
     (``_arguments.gather_call``: its checks run once per call signature), then the steps on
     the index values."""
     route, data, indices = gather_call(op, data, indices, arguments, bad_indices, fill_value)
+    return gather_route(route, data, indices, op, arguments)
+
+
+def gather_route(
+    route: Route, data: Any, indices: Any, op: Operation, arguments: tuple[Any, ...]
+) -> Any:
+    """The steps of a checked gather (`route`, of `op` with these planner `arguments`) that
+    remain: on the index values."""
     if route.kernel is not None:
         # Valid indices, the common case, cost no pass of portagather's where the backend's
         # own gather checks them (and on the host, reads them now); else the policy decides.

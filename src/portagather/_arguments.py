@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -240,7 +240,9 @@ def scatter_call(
 
     ``op.updates_fit`` says which updates shapes fit: ``"exact"`` (``scatter_nd``),
     ``"block"`` (``scatter_d``: at least the index's shape on every axis; its leading block is
-    used, as in ``torch.scatter``) or ``"broadcast"`` (``put_along_axis``).
+    used, as in ``torch.scatter``) or ``"broadcast"`` (``put_along_axis``); ``"slices"`` and
+    ``"slices, broadcast"`` are the last two for slices along one axis at a vector index,
+    described as PyTorch's ``index_reduce`` and ``index_add`` describe them.
     """
     options = (op, arguments, type(reduce), reduce, type(bad_indices), bad_indices,
                type(unique_indices), unique_indices, type(indices_are_sorted),
@@ -259,7 +261,7 @@ def scatter_call(
     pair = _Pair(data, indices, data_name, index_name)
     given = Updates(pair.xp, pair.data_given, pair.data_name, updates, update_name)
     plan = plan_for(op.planner, pair.data, pair.indices, data_name, index_name, arguments)
-    given.check_shape(plan.out_shape, fit)
+    given.check_shape(plan, fit)
     data = pair.data_array()
     pair.check_index_dtype()
     xp = pair.xp
@@ -277,6 +279,24 @@ def scatter_call(
     route = Route(xp, engine, plan, policy, 0, reduction, promised, kernel, as_given)
     keep(key, route)
     return route, data, indices, updates
+
+
+def counting_route(
+    route: Route, index_shape: tuple[int, ...], index_dtype: Any, dtype: Any
+) -> Route:  # fmt: skip
+    """The route of the count beside `route`'s scatter: the add of ones at the same index,
+    under the same policy and promises, into a new array of `dtype` (written in place: it is
+    new), for ``_api.scatter_with_count``. Made per call (a kernel is a ``partial``): no
+    cache for torch.compile's Dynamo to warn about."""
+    engine, plan = route.engine, route.plan
+    reduction = check_reduce_dtype(route.xp, "add", dtype, "count")
+    kernel = None
+    if kernel_applies(engine, plan, route.policy):
+        kernel = engine.checked_scatter(
+            plan, index_shape, index_dtype, reduction, route.promises, route.policy,
+            in_place=True,
+        )  # fmt: skip
+    return replace(route, reduction=reduction, kernel=kernel, updates_as_given=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -791,14 +811,16 @@ class Updates:
         source = self.given if self.values is None else self.values
         return tuple(source.shape)
 
-    def check_shape(self, shape: tuple[int, ...], mode: str) -> None:
-        given = self.shape
+    def check_shape(self, plan: GatherPlan, mode: str) -> None:
+        """A ValueError unless the updates fit the gather's result shape as `mode` (an
+        :class:`Operation`'s ``updates_fit``) says."""
+        given, shape = self.shape, plan.out_shape
         if mode == "block":
             fits = len(given) == len(shape) and all(
                 g >= s for g, s in zip(given, shape, strict=True)
             )
             wanted = f"at least {shape} on every axis (index.shape)"
-        elif mode == "broadcast":
+        elif mode in ("broadcast", "slices, broadcast"):
             fits = len(given) <= len(shape) and all(
                 g in (1, s) for g, s in zip(given[::-1], shape[::-1], strict=False)
             )
@@ -806,6 +828,12 @@ class Updates:
         else:
             fits = given == shape
             wanted = f"{shape}"
+        if mode.startswith("slices"):  # PyTorch's index_add and index_reduce say it so
+            index, axis = plan.report.index_name, plan.axis
+            wanted = (
+                f"{self.data_name}.shape with len({index}) = {shape[axis]} along dim {axis}, "
+                f"{shape}"
+            )
         if not fits:
             msg = f"{self.name}.shape must be {wanted}; got {given}"
             raise ValueError(msg)

@@ -281,3 +281,78 @@ def test_torch_scatter_reduce_mean_floors_integers():
         np.array([7, 7]), 0, np.array([0, 0]), np.array([-1, -2]), "mean", include_self=False
     )
     np.testing.assert_array_equal(got, [-2, 7])  # -3 // 2, as PyTorch's floor division
+
+
+# PyTorch's index_select, index_add, index_reduce and index_put: one checked call each, in
+# the documented order (options, kinds, shapes, dtypes, values; docs/contract.md, "Errors").
+
+_X34 = np.arange(12.0).reshape(3, 4)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        # The dim's kind is an option, checked first, as torch.gather's is.
+        (lambda: torch_compat.index_select(_X34, 1.0, np.array([0])), TypeError,
+         r"^dim must be an int; got 1\.0$"),
+        (lambda: torch_compat.index_add(_X34, True, np.array([0]), np.ones((3, 1))), TypeError,
+         r"^dim must be an int; got True$"),
+        # Shapes before dtypes: the dim's range and the index's rank before a float index.
+        (lambda: torch_compat.index_select(_X34, 5, np.array([[0.5]])), ValueError,
+         r"^dim must be an int in \[-input.ndim, input.ndim\) = \[-2, 2\); got 5$"),
+        (lambda: torch_compat.index_select(_X34, 0, np.array([[0.5]])), ValueError,
+         r"^index must be a vector \(1-d, or 0-d\); got shape \(1, 1\)$"),
+        (lambda: torch_compat.index_add(_X34.astype(np.int32), 0, np.array([0.5]),
+                                        np.ones(9, np.float32)), ValueError,
+         r"^source.shape must be input.shape with len\(index\) = 1 along dim 0, \(1, 4\); "
+         r"got \(9,\)$"),
+        (lambda: torch_compat.index_reduce(_X34, 1, np.array([0, 1]), np.ones((3, 4)), "amax"),
+         ValueError, r"^source.shape must be input.shape with len\(index\) = 2 along dim 1"),
+        # The index arrays of index_put, and its values, checked by portagather itself.
+        (lambda: torch_compat.index_put(_X34, (np.array([0, 2]), np.array([0, 1, 2])),
+                                        np.ones(3)), ValueError,
+         r"^indices must be arrays that broadcast together; got shapes \[\(2,\), \(3,\)\]$"),
+        (lambda: torch_compat.index_put(_X34, (np.array([0, 2]),), np.ones((2, 3))), ValueError,
+         r"^values.shape must be broadcastable to \(2, 4\); got \(2, 3\)$"),
+        (lambda: torch_compat.index_put(np.zeros((0, 4)), (np.array([0]),), np.float64(1)),
+         IndexError, r"only bad_indices=\"ignore\" \(which drops the values\)"),
+        # A bad index vector as the caller wrote it (PyTorch counts [-n, 0) from the end).
+        (lambda: torch_compat.index_put(_X34, (np.array([-4, 0]),), np.ones((2, 4))), IndexError,
+         r"^indices\[0\] = \[-4\] does not index into input of shape \(3, 4\)$"),
+    ],
+)  # fmt: skip
+def test_torch_index_front_ends_check_in_the_documented_order(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x, i, _: torch_compat.index_select(x, 0, i),
+        lambda x, i, source: torch_compat.index_add(x, 0, i, source),
+        lambda x, i, source: torch_compat.index_reduce(x, -2, i, source, "amin"),
+    ],
+)
+def test_torch_index_errors_are_pytorchs_eagerly_and_lazily(call):
+    # The plan's own range is PyTorch's, [0, n), and its report words a bad index as PyTorch
+    # does: the first bad value as written (not moved below -n), in NumPy and in a Dask
+    # graph alike.
+    da = pytest.importorskip("dask.array")
+    message = r"^index -1 is out of bounds for dimension 0 with size 3$"
+    index = np.array([0, -1, 7])
+    with pytest.raises(IndexError, match=message):
+        call(_X34, index, np.ones((3, 4)))
+    x = da.from_array(_X34, chunks=2)
+    out = call(x, da.from_array(index, chunks=1), da.ones((3, 4), chunks=1))
+    with pytest.raises(IndexError, match=message):
+        out.compute()
+
+
+def test_torch_take_along_dim_flattens_dask_arrays_with_zero_size_chunks():
+    da = pytest.importorskip("dask.array")
+    x = np.arange(12).reshape(3, 4)
+    dx = da.from_array(x, chunks=((0, 1, 2), (0, 2, 2)))
+    index = da.from_array(np.array([0, 11, 5]), chunks=((0, 3),))
+    got = torch_compat.take_along_dim(dx, index).compute()
+    np.testing.assert_array_equal(got, np.take(x, [0, 11, 5]))

@@ -236,3 +236,22 @@ def test_autograd(case, reduce):
     (weights * torch.where(finite, out, 0.0)).sum().backward()
     (weights * torch.where(finite, native, 0.0)).sum().backward()
     same(mine.grad.numpy(), theirs.grad.numpy())
+
+
+def test_index_reduce_mean_on_dask_keeps_negative_zero():
+    # An element no update reaches keeps its value, -0.0 too (the count, not a division by
+    # one, says which elements those are).
+    da = pytest.importorskip("dask.array")
+    x = np.array([[1.0, np.nan], [4.0, 5.0], [-0.0, 2.0]])
+    index, source = np.array([0, 0]), np.array([[np.nan, 0.0], [2.0, np.inf]])
+    for include_self in (True, False):
+        want = torch.index_reduce(
+            torch.from_numpy(x), 0, torch.from_numpy(index), torch.from_numpy(source), "mean",
+            include_self=include_self,
+        ).numpy()  # fmt: skip
+        got = torch_compat.index_reduce(
+            da.from_array(x, chunks=1), 0, da.from_array(index, chunks=1),
+            da.from_array(source, chunks=1), "mean", include_self=include_self,
+        ).compute()  # fmt: skip
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))  # -0.0 kept

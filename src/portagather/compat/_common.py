@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import array_api_compat as aac
@@ -113,7 +112,20 @@ def ways_out(front_end: str, core: str, policy: str | None = None) -> dict[str, 
     """Renames for the core's message where index values cannot be checked, so that it
     names only ways out the front end has: `policy`, the front end's own policy argument
     (TensorFlow's ``bad_indices_policy``), or else the core function `core` with a policy.
-    The message keeps its other ways out (``checkify`` under JAX)."""
+    The message keeps its other ways out (``checkify`` under JAX). Made once per front end
+    and kept (do not change the dictionary): in a plain dictionary, which torch.compile's
+    Dynamo traces without the warning a ``functools`` cache draws."""
+    key = (front_end, core, policy)
+    ways = _WAYS.get(key)
+    if ways is None:
+        ways = _WAYS[key] = _ways_out(front_end, core, policy)
+    return ways
+
+
+_WAYS: dict[tuple[str, str, str | None], dict[str, str]] = {}
+
+
+def _ways_out(front_end: str, core: str, policy: str | None) -> dict[str, str]:
     if policy is not None:
         return {
             _CORE_POLICY: f'the index check of {front_end} ({policy}="" or "ERROR")',
@@ -128,8 +140,7 @@ def ways_out(front_end: str, core: str, policy: str | None = None) -> dict[str, 
     }
 
 
-@contextmanager
-def renamed(renames: Mapping[str, str], ways: Mapping[str, str] | None = None) -> Iterator[None]:
+class renamed:  # (lower case: used as a context manager, as contextlib's functions are)
     """Re-raise the core's eager argument and index errors with the compat names.
 
     The core names its arguments as its own signatures do (``params``, ``x``, ``index``,
@@ -137,23 +148,31 @@ def renamed(renames: Mapping[str, str], ways: Mapping[str, str] | None = None) -
     argument as the imitated signature spells it. Where the core cannot check index values
     (its message names its ``bad_indices`` ways out), `ways` (:func:`ways_out`) rewrites
     those instead. Errors raised later (a Dask graph when it runs, ``checkify`` under JAX)
-    keep the core's names.
+    keep the core's names. A class, not a ``contextmanager`` generator: every compat call
+    enters one, and a generator's frames cost a small call about a microsecond.
     """
-    try:
-        yield
-    except _RENAMED_TYPES as err:
-        if type(err) not in _RENAMED_TYPES or len(err.args) != 1:
-            raise
+
+    __slots__ = ("renames", "ways")
+
+    def __init__(self, renames: Mapping[str, str], ways: Mapping[str, str] | None = None) -> None:
+        self.renames, self.ways = renames, ways
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, err: BaseException | None, traceback: Any) -> None:
+        if kind not in _RENAMED_TYPES or err is None or len(err.args) != 1:
+            return  # no error, or one that is not renamed: it goes on as it is
         text = err.args[0]
         if not isinstance(text, str):
-            raise
+            return
+        ways = self.ways
         if ways is not None and _CORE_WAYS_OUT in text:
             new = rename_text(text, ways)
         else:
-            new = rename_text(text, renames)
-        if new == text:
-            raise
-        raise type(err)(new).with_traceback(err.__traceback__) from None
+            new = rename_text(text, self.renames)
+        if new != text:
+            raise kind(new).with_traceback(traceback) from None
 
 
 def output_shape(shape: Any, name: str = "shape") -> tuple[int, ...]:

@@ -24,17 +24,17 @@ What differs from PyTorch:
 - Under ``jax.jit`` (without ``checkify``) the index check cannot read the values: the error
   says to wrap the function with ``jax.experimental.checkify.checkify``, or to call the core
   function (:func:`portagather.gather_d`, ...) with a ``bad_indices`` policy.
-  row-major order (PyTorch: unspecified). Reductions need a numeric `input` (PyTorch also
-  sums bools).
 - ``index_select``, ``index_add`` and ``index_reduce`` take index values in ``[0, n)`` with
-  PyTorch's message for the first outside, as ``gather``; they and ``index_put`` return a
+  ``torch.gather``'s message for the first outside (on Dask and under ``checkify`` too); a
+  0-d index selects one slice, its axis kept, as in PyTorch. They and ``index_put`` return a
   new array (the out-of-place forms, not ``Tensor.index_add_``) and take `source` /
   `values` of any dtype that casts safely to `input`'s. Index arrays of any integer dtype
   are accepted (PyTorch: int32 and int64). ``index_add``'s `alpha` must be held exactly by
   `input`'s dtype (PyTorch truncates a float `alpha` for integer input).
 - ``index_put`` counts negative indices from the end, as PyTorch does, and raises
-  :class:`IndexError` naming the index vector for one outside ``[-n, n)``; it takes no
-  boolean masks (pass ``mask.nonzero()``); with duplicates and no `accumulate` the last
+  :class:`IndexError` naming the index vector (as written) for one outside ``[-n, n)``;
+  its index arrays must broadcast together (a :class:`ValueError`); it takes no boolean
+  masks (pass ``mask.nonzero()``); with duplicates and no `accumulate` the last
   value in row-major order wins (PyTorch: unspecified).
 - ``segment_reduce`` checks offsets (non-decreasing, in ``[0, data.shape[axis]]``) unless
   `unsafe`; PyTorch checks only that they do not fall. `lengths` are checked as PyTorch
@@ -57,25 +57,26 @@ from .. import _api
 from .._arguments import (
     SEGMENT_REDUCTIONS,
     Operation,
+    Route,
     arrays,
     as_arrays,
     check_index_dtype,
     check_python_values,
-    check_reduce_dtype,
     check_segment_dtype,
+    counting_route,
     gather_call,
     int_argument,
+    is_array,
     one_of,
     scatter_call,
-    updates_array,
 )
 from .._arrays import dtype_kind, dtype_name, per_segment, reduction_identity
 from .._errors import BadIndex
-from .._plan import plan_gather, plan_gather_d, plan_take_along_axis
+from .._plan import GatherPlan, plan_gather, plan_gather_d, plan_gather_nd
 from .._segment_csr import segment_csr as pg_segment_csr
 from .._types import Reduction
 from ..engines import engine_for
-from ._common import as_int, count_from_end, renamed, ways_out
+from ._common import as_int, renamed, ways_out
 
 __all__ = [
     "gather",
@@ -116,17 +117,16 @@ def gather(input: Any, dim: int, index: Any) -> Any:
 
 
 def _gather(input: Any, dim: Any, index: Any, name: str, renames: dict[str, str]) -> Any:
-    """``torch.gather`` (front end `name`): the core's checks, PyTorch's range, the core."""
+    """``torch.gather`` (front end `name`): the core's checked call, PyTorch's range for the
+    index values, then the core's pipeline."""
     names = {**_NAMES, **renames}
     ways = ways_out(f"portagather.compat.torch.{name}", "gather_d")
+    arguments = (int_argument(dim, "dim"),)
     with renamed(names, ways):
-        route, input, index = gather_call(
-            _api.GATHER_D, input, index, (int_argument(dim, "dim"),), "error", 0
-        )
-    xp = route.xp
-    index = _in_range(xp, input, dim, index)  # PyTorch's message, as PyTorch words it
+        route, input, index = gather_call(_api.GATHER_D, input, index, arguments, "error", 0)
+    index = _in_range(route, dim, index)  # PyTorch's message, as PyTorch words it
     with renamed(names, ways):
-        return _api.gather_d(input, dim, index)
+        return _api.gather_route(route, input, index, _api.GATHER_D, arguments)
 
 
 def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
@@ -152,60 +152,71 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
     if dim is None:  # PyTorch gathers from the flattened input, rejecting negatives
         with renamed(_NAMES):
             xp, input, indices, as_values = arrays(input, indices, "x", "indices")
-        flat = np.reshape(indices, (-1,)).tolist() if as_values else xp.reshape(indices, (-1,))
-        return _gather(xp.reshape(input, (-1,)), 0, flat, "take_along_dim", {"index": "indices"})
+        # (Laid out first: Dask's reshape fails on zero-size chunks.)
+        laid_out = engine_for(xp).laid_out
+        if as_values:
+            flat = np.reshape(indices, (-1,)).tolist()
+        else:
+            flat = xp.reshape(laid_out(indices), (-1,))
+        flat_input = xp.reshape(laid_out(input), (-1,))
+        return _gather(flat_input, 0, flat, "take_along_dim", {"index": "indices"})
     front = "portagather.compat.torch.take_along_dim"
     with renamed(_NAMES, ways_out(front, "take_along_axis")):
         return _api.take_along_axis(input, indices, axis=dim)
 
 
-def _in_range(xp: Any, input: Any, dim: Any, index: Any) -> Any:
-    """`index`, with PyTorch's ``[0, n)`` rule for its values along `dim` (the arguments
-    checked by the core first): checked now where they can be read (PyTorch's message),
-    otherwise each negative value ``v`` is moved to ``v - n``, below ``-n``, for the core to
-    report later."""
-    shape = tuple(input.shape)
-    dim = as_int(dim)
-    if isinstance(dim, int) and -len(shape) <= dim < len(shape) and _signed(xp, index):
-        n = shape[dim]
-        engine = engine_for(xp)
-        if engine.index_access(index) == "now":
-            # PyTorch's valid range is [0, n), and its message names the value it met.
-            if math.prod(index.shape):
-                low, high = int(xp.min(index)), int(xp.max(index))
-                if low < 0 or high >= n:
-                    value = low if low < 0 else high
-                    msg = f"index {value} is out of bounds for dimension {dim} with size {n}"
-                    raise IndexError(msg)
-        else:  # checked later: a negative value is moved below -n, in a width that holds it
-            index = xp.astype(index, engine.wide_index_dtype(index))
-            index = xp.where(index < 0, index - n, index)
+def _in_range(route: Route, dim: Any, index: Any) -> Any:
+    """`index`, with PyTorch's ``[0, n)`` rule for its values along the route's axis (`dim`
+    as the caller wrote it, for the message), once the core has checked the call, where the
+    core's plan counts negatives from the end (``gather_d``'s, ``scatter_d``'s): checked now
+    where they can be read (PyTorch's message); otherwise each negative value ``v`` is moved
+    to ``v - n``, below ``-n``, for the core to report later. (Such a moved index is the
+    wide dtype's: on PyTorch, the one dtype whose routes have a checked kernel, it was
+    already.) A plan of PyTorch's own range (:func:`_plan_slices`) needs nothing here."""
+    xp, engine, plan = route.xp, route.engine, route.plan
+    if not plan.allow_negative or not _signed(xp, index):
+        return index
+    n = plan.axis_sizes[0]
+    if engine.index_access(index) == "now":
+        # PyTorch's valid range is [0, n), and its message names the value it met.
+        if math.prod(index.shape):
+            low, high = engine.value_range(index)
+            if low < 0 or high >= n:
+                value = low if low < 0 else high
+                msg = f"index {value} is out of bounds for dimension {dim} with size {n}"
+                raise IndexError(msg)
+    else:  # checked later, in a width that holds v - n
+        index = xp.astype(index, engine.wide_index_dtype(index))
+        index = xp.where(index < 0, index - n, index)
     return index
 
 
-def _renamed(name: str, src_name: str = "src") -> Any:
+def _renamed(name: str, src_name: str = "src") -> renamed:
     """The renames of scatter front end `name`: PyTorch's argument names, and the ways out
     it has where index values cannot be checked."""
-    front = f"portagather.compat.torch.{name}"
-    return renamed({**_NAMES, "src": src_name}, ways_out(front, "scatter_d"))
+    return renamed(
+        _SCATTER_NAMES[src_name], ways_out(f"portagather.compat.torch.{name}", "scatter_d")
+    )
+
+
+#: PyTorch's names of a scatter's arguments, by the name its `src` has.
+_SCATTER_NAMES = {name: {**_NAMES, "src": name} for name in ("src", "value")}
 
 
 def _checked_scatter(
-    input: Any, dim: Any, index: Any, src: Any, reduce: Reduction, fit: str,
+    op: Operation, input: Any, dim: Any, index: Any, src: Any, reduce: Reduction,
     mean: bool = False,
-) -> tuple[Any, Any, Any, Any]:  # fmt: skip
-    """``(xp, input, index, src)``: the core's checks of a ``scatter_d`` (`src` of
-    index.shape and input's dtype, a Python scalar broadcast where `fit` says so; with
+) -> tuple[Route, Any, Any, Any]:  # fmt: skip
+    """``(route, input, index, src)``: the core's checked call of the scatter `op` along
+    `dim` (`src` of input's dtype, fitted to the gather's result shape as `op` says; with
     `mean`, a numeric input), then PyTorch's range of the index values."""
-    op = _api.SCATTER_D if fit == "block" else _SCATTER_D_BROADCAST
     route, input, index, src = scatter_call(
         op, input, index, src, (int_argument(dim, "dim"),), reduce, "error", False, False
     )
-    xp = route.xp
-    if mean and dtype_kind(xp, input.dtype) == "bool":
+    if mean and dtype_kind(route.xp, input.dtype) == "bool":
         msg = f'reduce="mean" needs input of a numeric dtype; got {dtype_name(input.dtype)}'
         raise TypeError(msg)
-    return xp, input, _in_range(xp, input, dim, index), src
+    return route, input, _in_range(route, dim, index), src
 
 
 _SCATTER_REDUCE: dict[str | None, Reduction] = {
@@ -259,10 +270,9 @@ def scatter(
     scalar = value is not None or _is_number(src)  # broadcast to index.shape
     given = src if value is None else value
     with _renamed("scatter", "value" if value is not None else "src"):
-        _, input, index, src = _checked_scatter(
-            input, dim, index, given, core, "broadcast" if scalar else "block"
-        )
-        return _api.scatter_d(input, dim, index, src, reduce=core)
+        op = _SCATTER_D_BROADCAST if scalar else _api.SCATTER_D
+        route, input, index, src = _checked_scatter(op, input, dim, index, given, core)
+        return _api.scatter_route(route, input, index, src)
 
 
 def scatter_add(input: Any, dim: int, index: Any, src: Any) -> Any:
@@ -279,8 +289,8 @@ def scatter_add(input: Any, dim: int, index: Any, src: Any) -> Any:
            [0., 0., 2., 1., 1.]])
     """
     with _renamed("scatter_add"):
-        _, input, index, src = _checked_scatter(input, dim, index, src, "add", "block")
-        return _api.scatter_d(input, dim, index, src, reduce="add")
+        route, input, index, src = _checked_scatter(_api.SCATTER_D, input, dim, index, src, "add")
+        return _api.scatter_route(route, input, index, src)
 
 
 _REDUCE: dict[str, Reduction] = {
@@ -317,41 +327,48 @@ def scatter_reduce(
     array([3., 6., 5., 2.])
     """
     one_of(reduce, _REDUCE, "reduce")
-    core = _REDUCE[reduce]
+    mean = reduce == "mean"
     with _renamed("scatter_reduce"):
-        xp, input, index, src = _checked_scatter(
-            input, dim, index, src, core, "block", mean=reduce == "mean"
+        route, input, index, src = _checked_scatter(
+            _api.SCATTER_D, input, dim, index, src, _REDUCE[reduce], mean
         )
-        base = input
-        if not include_self:
-            base = _api.scatter_d(input, dim, index, _identity(xp, input, index, reduce))
-        total = _api.scatter_d(base, dim, index, src, reduce=core)
-        if reduce != "mean":
-            return total
-        device = aac.device(input)
-        start = xp.ones if include_self else xp.zeros
-        ones = xp.ones(tuple(index.shape), dtype=input.dtype, device=device)
-        count = _api.scatter_d(
-            start(tuple(input.shape), dtype=input.dtype, device=device),
-            dim, index, ones, reduce="add",
-        )  # fmt: skip
+        return _reduced_into(route, input, index, src, reduce, include_self)
+
+
+def _reduced_into(
+    route: Route, input: Any, index: Any, src: Any, reduce: str, include_self: bool
+) -> Any:
+    """PyTorch's `reduce` of the checked updates `src` into `input` at `index`, by the
+    route's scatter (``scatter_reduce``, ``index_reduce``).
+
+    With `include_self` each element's own value takes part. Without it, an element with an
+    update takes the updates only (they are combined into a new array of the reduction's
+    identity), and one without keeps its value. ``"mean"`` is the sum over the count of
+    values, floor-divided for integer dtypes, as in PyTorch. The count of updates per
+    element comes from the same index, made valid once (``_api.scatter_with_count``)."""
+    if include_self and reduce != "mean":
+        return _api.scatter_route(route, input, index, src)
+    xp, engine = route.xp, route.engine
+    dtype, shape = input.dtype, tuple(input.shape)
+    base = input
+    if not include_self:
+        base = engine.full(shape, reduction_identity(xp, reduce, dtype), dtype, input)
+    wide = engine.wide_index_dtype(input)
+    counting = counting_route(route, tuple(index.shape), index.dtype, wide)
+    zeros = engine.full(shape, 0, wide, input)
+    ones = xp.ones_like(src, dtype=wide)
+    total, count = _api.scatter_with_count(route, counting, base, zeros, index, src, ones)
     touched = count != 0
-    divisor = xp.where(touched, count, xp.ones_like(count))
-    if dtype_kind(xp, input.dtype) in ("signed integer", "unsigned integer"):
+    if reduce != "mean":
+        return xp.where(touched, total, input)
+    if include_self:
+        count = count + 1  # the element's own value
+    divisor = xp.astype(xp.where(touched, count, xp.ones_like(count)), dtype)
+    if dtype_kind(xp, dtype) in ("signed integer", "unsigned integer"):
         mean = xp.floor_divide(total, divisor)
     else:
         mean = total / divisor
     return xp.where(touched, mean, input)
-
-
-def _identity(xp: Any, input: Any, index: Any, reduce: str) -> Any:
-    """The identity of `reduce` in input's dtype, shaped like `index`: what
-    ``include_self=False`` writes first at every element with an update."""
-    dtype = input.dtype
-    shape = tuple(index.shape)
-    device = aac.device(input)
-    value = reduction_identity(xp, reduce, dtype)
-    return xp.full(shape, value, dtype=dtype, device=device)
 
 
 def _is_number(value: Any) -> bool:
@@ -369,67 +386,60 @@ def _signed(xp: Any, index: Any) -> bool:
 # Indexing along one dimension with a 1-d index, and the segment reduction.
 
 
-def _line_index(input: Any, dim: Any, index: Any) -> tuple[Any, Any, Any, int]:
-    """``(xp, input, index, dim)``: the index as a 1-d array and `dim` as a non-negative
-    int, the index values not yet checked (:func:`_in_range`, after the front end's other
-    checks: the order of docs/contract.md, "Errors")."""
-    with renamed(_NAMES):
-        xp, input, index = as_arrays(input, index, "input", "index")
-    check_index_dtype(xp, index, "index")
-    dim = as_int(dim)
-    if not isinstance(dim, int) or isinstance(dim, bool) or not -input.ndim <= dim < input.ndim:
-        msg = f"dim must be an int in [-input.ndim, input.ndim) = [{-input.ndim}, {input.ndim}); "
-        raise ValueError(msg + f"got {dim!r}")
-    if index.ndim > 1:
-        msg = f"index must be a vector (1-d, or 0-d); got shape {tuple(index.shape)}"
+@dataclass(frozen=True)
+class _OutOfBounds(BadIndex):
+    """A bad index of ``index_select``, ``index_add`` or ``index_reduce`` in PyTorch's words
+    (``torch.gather``'s): ``index 5 is out of bounds for dimension 0 with size 3``, the first
+    bad one in the order of `index`, eagerly and lazily alike."""
+
+    def text(self, position: tuple[Any, ...], value: object) -> str:  # noqa: ARG002
+        n = self.data_shape[self.axis]
+        return f"index {value} is out of bounds for dimension {self.axis} with size {n}"
+
+
+def _plan_slices(shape: tuple[int, ...], index_shape: tuple[int, ...], dim: int) -> GatherPlan:
+    """The plan of ``index_select``, ``index_add`` and ``index_reduce``: the slices along `dim`
+    at a vector index (:func:`~portagather._plan.plan_gather`'s along an axis), whose valid
+    range is PyTorch's, ``[0, n)``, with PyTorch's messages for `dim`, for an index that is
+    no vector and for a bad index (:class:`_OutOfBounds`). So the core checks the values
+    as PyTorch does: a valid index costs no range read where the backend's own bounds
+    check serves (the route's checked kernel)."""
+    ndim = len(shape)
+    if not -ndim <= dim < ndim:
+        msg = f"dim must be an int in [-input.ndim, input.ndim) = [{-ndim}, {ndim}); got {dim!r}"
         raise ValueError(msg)
-    return xp, input, xp.reshape(index, (-1,)), dim % input.ndim
+    if len(index_shape) > 1:
+        msg = f"index must be a vector (1-d, or 0-d); got shape {index_shape}"
+        raise ValueError(msg)
+    plan = plan_gather(shape, index_shape, dim, 0)
+    return replace(plan, report=_OutOfBounds("index", False, "input", shape, plan.axis))
 
 
-def _named_plan(planner: Any, name: str) -> Any:
-    """`planner` whose bad index is described as `index` of `input` (PyTorch's names), for
-    the index errors raised later (a Dask graph), which no rename reaches."""
-
-    def plan(*arguments: Any) -> Any:
-        made = planner(*arguments)
-        return replace(made, report=replace(made.report, index_name="index", data_name="input"))
-
-    plan.__name__ = name  # plans are cached by the planner's name
-    return plan
+def _plan_index_put(shape: tuple[int, ...], index_shape: tuple[int, ...]) -> GatherPlan:
+    """The plan of ``index_put``: ``scatter_nd``'s, with negative components counting from
+    the end, as in PyTorch's indexing, and a bad index vector described as of `input`."""
+    plan = plan_gather_nd(shape, index_shape, 0)
+    report = replace(plan.report, data_name="input", allow_negative=True)
+    return replace(plan, allow_negative=True, report=report)
 
 
-_INDEX_SELECT = Operation(("input", "index"), _named_plan(plan_gather, "plan_index_select"))
-_INDEX_ADD = Operation(
-    ("input", "index", "source"), _named_plan(plan_take_along_axis, "plan_index_add"), "broadcast"
-)
+_INDEX_SELECT = Operation(("input", "index"), _plan_slices)
+_INDEX_ADD = Operation(("input", "index", "source"), _plan_slices, "slices, broadcast")
+_INDEX_REDUCE = Operation(("input", "index", "source"), _plan_slices, "slices")
+_INDEX_PUT = Operation(("input", "indices", "values"), _plan_index_put, "broadcast")
 #: ``scatter_d`` whose src broadcasts (a Python scalar ``value``, ``Tensor.scatter``'s).
 _SCATTER_D_BROADCAST = Operation(("x", "index", "src"), plan_gather_d, "broadcast")
 
 
-def _source(xp: Any, input: Any, index: Any, dim: int, source: Any, exact: bool) -> Any:
-    """`source` as an array of input's namespace and dtype, of input's shape with
-    ``len(index)`` along `dim` (`exact`; else broadcasting to it)."""
-    with renamed({"updates": "source", "params": "input"}):
-        source = updates_array(xp, source, input, "source", "input")
-    want = tuple(index.shape[0] if d == dim else s for d, s in enumerate(input.shape))
-    shape = tuple(source.shape)
-    try:
-        fits = shape == want or (not exact and np.broadcast_shapes(shape, want) == want)
-    except ValueError:
-        fits = False
-    if not fits:
-        msg = (
-            f"source.shape must be input.shape with len(index) = {index.shape[0]} along dim "
-            f"{dim}, {want}; got {shape}"
-        )
-        raise ValueError(msg)
-    return source
-
-
-def _along(index: Any, ndim: int, dim: int) -> Any:
-    """The 1-d `index` with `ndim` axes, its values along `dim` (for ``put_along_axis``)."""
-    xp = aac.array_namespace(index)
-    return xp.reshape(index, tuple(-1 if d == dim else 1 for d in range(ndim)))
+def _vector(index: Any) -> Any:
+    """A 0-d `index` (an array, or a Python or NumPy int) as a vector of one: it selects one
+    slice, whose axis stays (PyTorch's rule); any other index as given, for the core's
+    checks."""
+    if isinstance(index, int | np.integer) and not isinstance(index, bool):
+        return [index]
+    if is_array(index) and index.ndim == 0:
+        return aac.array_namespace(index).reshape(index, (1,))
+    return index
 
 
 def index_select(input: Any, dim: int, index: Any) -> Any:
@@ -446,9 +456,12 @@ def index_select(input: Any, dim: int, index: Any) -> Any:
     array([[3, 1],
            [6, 4]])
     """
-    xp, input, index, dim = _line_index(input, dim, index)
-    index = _in_range(xp, input, dim, index)
-    return _api.run_gather(_INDEX_SELECT, input, index, (dim, 0), "error", 0)
+    arguments = (int_argument(dim, "dim"),)
+    with renamed({}, ways_out("portagather.compat.torch.index_select", "gather")):
+        route, input, index = gather_call(
+            _INDEX_SELECT, input, _vector(index), arguments, "error", 0
+        )
+        return _api.gather_route(route, input, index, _INDEX_SELECT, arguments)
 
 
 def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:
@@ -467,21 +480,19 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) 
            [0., 0.],
            [2., 2.]])
     """
-    xp, input, index, dim = _line_index(input, dim, index)
-    source = _source(xp, input, index, dim, source, exact=False)
-    with renamed({"x": "input", "values": "source"}):
-        check_reduce_dtype(xp, "add", input.dtype, "input")
-    if not (isinstance(alpha, int | float | complex) and alpha == 1):
-        check_python_values(alpha, input.dtype, "alpha", "input")
-        source = source * xp.asarray(alpha, dtype=input.dtype, device=aac.device(input))
-    index = _in_range(xp, input, dim, index)  # the values last
-    return _api.run_scatter(
-        _INDEX_ADD, input, _along(index, input.ndim, dim), source, (dim,), "add", "error", False,
-        False,
-    )  # fmt: skip
+    with renamed({}, ways_out("portagather.compat.torch.index_add", "scatter_d")):
+        route, input, index, source = scatter_call(
+            _INDEX_ADD, input, _vector(index), source, (int_argument(dim, "dim"),), "add",
+            "error", False, False,
+        )  # fmt: skip
+        if not (isinstance(alpha, int | float | complex) and alpha == 1):
+            check_python_values(alpha, input.dtype, "alpha", "input")
+            xp = route.xp
+            source = source * xp.asarray(alpha, dtype=input.dtype, device=aac.device(input))
+        return _api.scatter_route(route, input, index, source)
 
 
-_INDEX_REDUCE = ("prod", "mean", "amax", "amin")
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
 
 
 def index_reduce(
@@ -503,12 +514,13 @@ def index_reduce(
            [5., 5.],
            [3., 7.]])
     """
-    one_of(reduce, _INDEX_REDUCE, "reduce")
-    xp, input, index, dim = _line_index(input, dim, index)
-    source = _source(xp, input, index, dim, source, exact=True)
-    # scatter_reduce checks the dtypes, then the values of the spread index.
-    spread = xp.broadcast_to(_along(index, input.ndim, dim), tuple(source.shape))
-    return scatter_reduce(input, dim, spread, source, reduce, include_self=include_self)
+    one_of(reduce, _INDEX_REDUCTIONS, "reduce")
+    mean = reduce == "mean"
+    with renamed({}, ways_out("portagather.compat.torch.index_reduce", "scatter_d")):
+        route, input, index, source = _checked_scatter(
+            _INDEX_REDUCE, input, dim, _vector(index), source, _REDUCE[reduce], mean
+        )
+        return _reduced_into(route, input, index, source, reduce, include_self)
 
 
 def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:
@@ -541,24 +553,37 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
         converted = [as_arrays(input, i, "input", "indices")[1:] for i in indices]
     input = converted[0][0]
     xp = aac.array_namespace(input)
-    for _, i in converted:
-        check_index_dtype(xp, i, "indices")
     depth = len(converted)
     if depth > input.ndim:
         msg = f"indices must index at most input.ndim = {input.ndim} axes; got {depth}"
         raise ValueError(msg)
+    shapes = [tuple(i.shape) for _, i in converted]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        msg = f"indices must be arrays that broadcast together; got shapes {shapes}"
+        raise ValueError(msg) from None
+    except TypeError:  # unknown (NaN) Dask sizes: the core names them, once stacked
+        pass
+    for _, i in converted:
+        check_index_dtype(xp, i, "indices")
+    # One index array of vectors, of the tuple's arrays broadcast together: scatter_nd's.
     wide = engine_for(xp).wide_index_dtype(input)
-    parts = xp.broadcast_arrays(*(xp.astype(i, wide) for _, i in converted))
-    vectors = xp.stack(parts, axis=-1)
-    input, vectors = count_from_end(
-        input, vectors, lambda shape, _: shape[:depth], vector=True, names=("input", "indices")
-    )
-    shape = (*vectors.shape[:-1], *input.shape[depth:])
-    with renamed({"updates": "values", "params": "input"}):
-        values = updates_array(xp, values, input, "values", "input")
-        if tuple(values.shape) != shape:
-            values = xp.broadcast_to(values, shape)
-        return _api.scatter_nd(input, vectors, values, reduce="add" if accumulate else "update")
+    parts = [i if i.dtype == wide else xp.astype(i, wide) for _, i in converted]
+    if len(parts) == 1:
+        vectors = xp.expand_dims(parts[0], axis=-1)
+    else:
+        if len(set(shapes)) > 1:
+            parts = xp.broadcast_arrays(*parts)
+        vectors = xp.stack(parts, axis=-1)
+    reduce = "add" if accumulate else "update"
+    with renamed(
+        {"updates": "values"}, ways_out("portagather.compat.torch.index_put", "scatter_nd")
+    ):
+        route, input, vectors, values = scatter_call(
+            _INDEX_PUT, input, vectors, values, (), reduce, "error", False, False
+        )
+        return _api.scatter_route(route, input, vectors, values)
 
 
 def segment_reduce(
