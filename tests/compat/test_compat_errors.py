@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from portagather.compat import mindspore as ms_compat
 from portagather.compat import onnx as onnx_compat
 from portagather.compat import tensorflow as tf_compat
 from portagather.compat import torch as torch_compat
@@ -50,7 +51,9 @@ def test_torch_gather_rejects_negatives_lazily_on_dask():
     da = pytest.importorskip("dask.array")
     x = da.from_array(np.array([[1, 2], [3, 4]]), chunks=1)
     out = torch_compat.gather(x, 1, da.from_array(np.array([[0, -1]]), chunks=1))
-    with pytest.raises(IndexError):
+    with pytest.raises(
+        IndexError, match=r"^index -1 is out of bounds for dimension 1 with size 2$"
+    ):
         out.compute()
 
 
@@ -109,13 +112,35 @@ def test_torch_gather_names_pytorch_range_for_values_past_the_end():
         torch_compat.gather(np.array([[1, 2], [3, 4]]), 1, np.array([[0], [2]]))
 
 
+@pytest.mark.parametrize("name", ["numpy", "torch", "dask"])
+def test_torch_bad_index_is_the_first_in_order_on_every_backend(name):
+    """The plan's range is PyTorch's and its report PyTorch's words: the first bad value in
+    the order of the index, `dim` counted from 0, eagerly and in a Dask graph alike."""
+    backend = load_backend(name)
+    x = backend.asarray(np.array([[1, 2], [3, 4]]))
+    message = r"^index 5 is out of bounds for dimension 1 with size 2$"
+    computed = (lambda r: r.compute()) if name == "dask" else (lambda r: r)
+    for call in (
+        lambda: torch_compat.gather(x, -1, backend.asarray(np.array([[5, -1]]))),
+        lambda: torch_compat.scatter_add(
+            x, 1, backend.asarray(np.array([[0, 5, -1]])), backend.asarray(np.ones((1, 3), int))
+        ),
+        lambda: torch_compat.index_select(x, 1, backend.asarray(np.array([0, 5, -1]))),
+    ):
+        with pytest.raises(IndexError, match=message):
+            computed(call())
+
+
 def test_torch_gather_lazy_negatives_in_narrow_dtypes_stay_bad():
-    """On Dask, a negative index is moved below -n to be reported at compute: in a width
-    that holds it (int8 -100 - 100 would wrap to a valid 56)."""
+    """On Dask, a negative index is bad when the graph runs, named as written and as
+    PyTorch words it (the plan's own range is PyTorch's [0, n), so no value is moved: an
+    int8 -100 moved below -n would wrap to a valid 56)."""
     da = pytest.importorskip("dask.array")
     x = da.from_array(np.arange(100), chunks=50)
     index = da.from_array(np.array([-100, -60], dtype=np.int8))
-    with pytest.raises(IndexError, match=r"index\[0\] = -200 is out of range"):
+    with pytest.raises(
+        IndexError, match=r"^index -100 is out of bounds for dimension 0 with size 100$"
+    ):
         torch_compat.gather(x, 0, index).compute()
 
 
@@ -182,3 +207,29 @@ def test_compat_front_ends_refuse_odd_kinds_themselves(call):
     """Every front end's arguments go through the core's kind check before any backend call."""
     with pytest.raises(TypeError, match=r"must be an array, (an int|a scalar) or a rectangular"):
         call()
+
+
+@pytest.mark.parametrize("name", ["numpy", "torch", "dask"])
+def test_negatives_from_the_end_are_named_as_written(name):
+    """ONNX's Gather, GatherND and ScatterND and MindSpore's gather count negative indices
+    from the end: the core's plan takes [-n, n) (a bad value is named as the caller wrote
+    it, with that range), not values moved by n before the core saw them."""
+    backend = load_backend(name)
+    data = backend.asarray(np.arange(12.0).reshape(3, 4))
+    computed = (lambda r: r.compute()) if name == "dask" else (lambda r: r)
+    along = r"\[0\] = -4 is out of range \[-3, 3\) for axis 0 of "
+    vector = r"^indices\[0\] = \[-4, 0\] does not index into \w+ of shape \(3, 4\)$"
+    calls = (
+        (lambda: onnx_compat.gather(data, backend.asarray(np.array([-4, 0])), 0), along),
+        (lambda: ms_compat.gather(data, backend.asarray(np.array([-4, 0])), 0), along),
+        (lambda: onnx_compat.gather_nd(data, backend.asarray(np.array([[-4, 0]]))), vector),
+        (lambda: onnx_compat.scatter_nd(data, backend.asarray(np.array([[-4, 0]])),
+                                        backend.asarray(np.ones((1,)))), vector),
+    )  # fmt: skip
+    for call, message in calls:
+        with pytest.raises(IndexError, match=message):
+            computed(call())
+    np.testing.assert_array_equal(
+        np.asarray(computed(onnx_compat.gather(data, backend.asarray(np.array([-3, -1])), 1))),
+        np.arange(12.0).reshape(3, 4)[:, [-3, -1]],
+    )

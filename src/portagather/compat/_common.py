@@ -1,74 +1,49 @@
-"""Helpers shared by the compat modules: turning negative indices into positive ones, the
-compat names in error messages, and the zeros a ``scatter_nd(indices, updates, shape)`` fills."""
+"""Helpers shared by the compat modules: the plans whose negative indices count from the end,
+the compat names in error messages, and the zeros a ``scatter_nd(indices, updates, shape)``
+fills."""
 
 from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import array_api_compat as aac
 import numpy as np
 
-from .._arguments import arrays, namespace_name, python_values, shown
+from .._arguments import Operation, namespace_name, python_values, shown
 from .._arrays import dtype_kind
-from ..engines import engine_for
+from .._plan import GatherPlan, plan_gather, plan_gather_nd
+
+# -- negative indices counting from the end (ONNX's Gather, GatherND, ScatterND; MindSpore's
+# gather on CPU; PyTorch's index_put): the core's plans with [-n, n) as their valid range, so
+# the core checks each value once, as written, and counts a negative one from the end.
 
 
-def count_from_end(
-    data: Any,
-    indices: Any,
-    sizes_of: Callable[..., Any],
-    vector: bool,
-    names: tuple[str, str] = ("data", "indices"),
-) -> tuple[Any, Any]:
-    """Return ``(data, indices)`` with each negative index component plus its size.
-
-    ``sizes_of(data.shape, indices.shape)`` gives the lengths of the axes the components
-    index: one size for a scalar index (``vector=False``), one per component along the last
-    axis of `indices` (``vector=True``), or None when the arguments do not fit (the core
-    then raises its own error). Values below ``-size`` stay negative, so the core still
-    reports them as bad. Unsigned and non-integer indices are returned unchanged. The
-    arguments' kinds are checked first (the core's first step); an index given as Python
-    values is shifted in NumPy and returned as Python values.
-    """
-    xp, data, indices, as_values = arrays(data, indices, *names)
-    work = aac.array_namespace(np.empty(0)) if as_values else xp
-    try:
-        signed = work.isdtype(indices.dtype, "signed integer")
-    except (TypeError, ValueError):  # Python ints past int64 (objects), strings, ...
-        signed = False
-    sizes = sizes_of(tuple(data.shape), tuple(indices.shape))
-    if not signed or sizes is None or None in sizes:
-        return data, indices.tolist() if as_values else indices
-    if vector and (indices.ndim == 0 or indices.shape[-1] != len(sizes)):
-        return data, indices.tolist() if as_values else indices
-    if sizes and max(sizes) > int(work.iinfo(indices.dtype).max):
-        wide = engine_for(work).wide_index_dtype(indices)
-        indices = work.astype(indices, wide)
-    size = work.asarray(
-        sizes if vector else sizes[0], dtype=indices.dtype, device=aac.device(indices)
-    )
-    shifted = work.where(indices < 0, indices + size, indices)
-    return data, shifted.tolist() if as_values else shifted
+def _from_end(plan: GatherPlan) -> GatherPlan:
+    return replace(plan, allow_negative=True, report=replace(plan.report, allow_negative=True))
 
 
-def axis_size(axis: Any) -> Callable[..., Any]:
-    """``sizes_of`` for a gather along `axis`: ``(shape[axis],)``, or None if out of range."""
+def plan_gather_from_end(
+    shape: tuple[int, ...], index_shape: tuple[int, ...], axis: int | None, batch_dims: int
+) -> GatherPlan:
+    """:func:`~portagather._plan.plan_gather`'s plan, negative values counting from the end."""
+    return _from_end(plan_gather(shape, index_shape, axis, batch_dims))
 
-    axis = as_int(axis)
 
-    def sizes_of(shape: tuple[int, ...], _index_shape: tuple[int, ...]) -> Any:
-        if (
-            not isinstance(axis, int)
-            or isinstance(axis, bool)
-            or not -len(shape) <= axis < len(shape)
-        ):
-            return None
-        return (shape[axis],)
+def plan_gather_nd_from_end(
+    shape: tuple[int, ...], index_shape: tuple[int, ...], batch_dims: int
+) -> GatherPlan:
+    """:func:`~portagather._plan.plan_gather_nd`'s plan, negative components counting from
+    the end."""
+    return _from_end(plan_gather_nd(shape, index_shape, batch_dims))
 
-    return sizes_of
+
+GATHER_FROM_END = Operation(("params", "indices"), plan_gather_from_end)
+GATHER_ND_FROM_END = Operation(("params", "indices"), plan_gather_nd_from_end)
+SCATTER_ND_FROM_END = Operation(("params", "indices", "updates"), plan_gather_nd_from_end)
 
 
 def as_int(value: Any) -> Any:

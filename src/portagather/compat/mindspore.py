@@ -30,8 +30,9 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _api
+from .._arguments import int_argument
 from .._types import Reduction
-from ._common import axis_size, count_from_end, renamed, unsorted_segment, ways_out, zeros_of
+from ._common import GATHER_FROM_END, renamed, unsorted_segment, ways_out, zeros_of
 
 __all__ = [
     "GatherD",
@@ -156,11 +157,9 @@ def gather(input_params: Any, input_indices: Any, axis: int, batch_dims: int = 0
            [6, 4]])
     """
     names = {"params": "input_params", "indices": "input_indices"}
+    arguments = (int_argument(axis, "axis"), int_argument(batch_dims, "batch_dims"))
     with renamed(names, _ways("gather", "gather")):
-        input_params, input_indices = count_from_end(
-            input_params, input_indices, axis_size(axis), vector=False, names=("params", "indices")
-        )
-        return _api.gather(input_params, input_indices, axis=axis, batch_dims=batch_dims)
+        return _api.run_gather(GATHER_FROM_END, input_params, input_indices, arguments, "error", 0)
 
 
 _ELEMENTS = {"x": "input_x", "index": "indices", "src": "updates", "dim": "axis"}

@@ -26,9 +26,9 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _api
-from .._arguments import one_of
+from .._arguments import int_argument, one_of
 from .._types import Reduction
-from ._common import as_int, axis_size, count_from_end, renamed, ways_out
+from ._common import GATHER_FROM_END, GATHER_ND_FROM_END, SCATTER_ND_FROM_END, renamed, ways_out
 
 __all__ = ["gather", "gather_elements", "gather_nd", "scatter_elements", "scatter_nd"]
 
@@ -66,9 +66,9 @@ def gather(data: Any, indices: Any, axis: int = 0) -> Any:
            [[2.3, 3.4],
             [4.5, 5.7]]])
     """
+    arguments = (int_argument(axis, "axis"), 0)
     with renamed(_ND, _ways("gather", "gather")):
-        data, indices = count_from_end(data, indices, axis_size(axis), vector=False)
-        return _api.gather(data, indices, axis=axis)
+        return _api.run_gather(GATHER_FROM_END, data, indices, arguments, "error", 0)
 
 
 def gather_elements(data: Any, indices: Any, axis: int = 0) -> Any:
@@ -99,17 +99,9 @@ def gather_nd(data: Any, indices: Any, batch_dims: int = 0) -> Any:
     array([[2, 3],
            [4, 5]])
     """
-    batch_dims = as_int(batch_dims)
-
-    def sizes_of(shape: tuple[int, ...], index_shape: tuple[int, ...]) -> Any:
-        if not isinstance(batch_dims, int) or batch_dims < 0 or not index_shape:
-            return None
-        sizes = shape[batch_dims : batch_dims + index_shape[-1]]
-        return sizes if len(sizes) == index_shape[-1] else None
-
+    arguments = (int_argument(batch_dims, "batch_dims"),)
     with renamed(_ND, _ways("gather_nd", "gather_nd")):
-        data, indices = count_from_end(data, indices, sizes_of, vector=True)
-        return _api.gather_nd(data, indices, batch_dims=batch_dims)
+        return _api.run_gather(GATHER_ND_FROM_END, data, indices, arguments, "error", 0)
 
 
 def scatter_elements(
@@ -150,12 +142,7 @@ def scatter_nd(data: Any, indices: Any, updates: Any, reduction: str = "none") -
     array([ 1, 14,  3, 10])
     """
     reduce = _reduce(reduction)
-
-    def sizes_of(shape: tuple[int, ...], index_shape: tuple[int, ...]) -> Any:
-        if not index_shape or index_shape[-1] > len(shape):
-            return None
-        return shape[: index_shape[-1]]
-
     with renamed(_ND, _ways("scatter_nd", "scatter_nd")):
-        data, indices = count_from_end(data, indices, sizes_of, vector=True)
-        return _api.scatter_nd(data, indices, updates, reduce=reduce)
+        return _api.run_scatter(
+            SCATTER_ND_FROM_END, data, indices, updates, (0,), reduce, "error", False, False
+        )

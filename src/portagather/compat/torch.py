@@ -10,10 +10,10 @@ What differs from PyTorch:
 
 - The result is an array of the backend of the inputs (a ``torch.Tensor`` only for tensors).
 - A bad index raises :class:`IndexError` (PyTorch: ``RuntimeError``).
-- ``gather`` follows PyTorch in rejecting negative indices. Where the values can be read now
-  (NumPy, PyTorch, concrete JAX arrays) the message is PyTorch's; on Dask and under JAX
-  tracing a negative value ``v`` is passed to the core as ``v - n``, which is out of range
-  there too, so the lazy or ``checkify`` error shows that shifted value.
+- ``gather`` follows PyTorch in rejecting negative indices: the core checks every index
+  value against PyTorch's range, ``[0, n)``, and words the first bad one as PyTorch does
+  (``index 5 is out of bounds for dimension 1 with size 3``), eagerly, on Dask when the
+  graph runs and under ``checkify`` alike.
 - ``sparse_grad`` and ``out`` are not supported.
 - The scatters return a new array (the out-of-place ``torch.scatter``, not ``Tensor.scatter_``)
   and, like ``gather``, take index values in ``[0, n)`` with PyTorch's message for the
@@ -25,8 +25,8 @@ What differs from PyTorch:
   says to wrap the function with ``jax.experimental.checkify.checkify``, or to call the core
   function (:func:`portagather.gather_d`, ...) with a ``bad_indices`` policy.
 - ``index_select``, ``index_add`` and ``index_reduce`` take index values in ``[0, n)`` with
-  ``torch.gather``'s message for the first outside (on Dask and under ``checkify`` too); a
-  0-d index selects one slice, its axis kept, as in PyTorch. They and ``index_put`` return a
+  ``torch.gather``'s message for the first outside, as ``gather``; a 0-d index selects one
+  slice, its axis kept, as in PyTorch. They and ``index_put`` return a
   new array (the out-of-place forms, not ``Tensor.index_add_``) and take `source` /
   `values` of any dtype that casts safely to `input`'s. Index arrays of any integer dtype
   are accepted (PyTorch: int32 and int64). ``index_add``'s `alpha` must be held exactly by
@@ -72,11 +72,11 @@ from .._arguments import (
 )
 from .._arrays import dtype_kind, dtype_name, per_segment, reduction_identity
 from .._errors import BadIndex
-from .._plan import GatherPlan, plan_gather, plan_gather_d, plan_gather_nd
+from .._plan import GatherPlan, plan_gather, plan_gather_d
 from .._segment_csr import segment_csr as pg_segment_csr
 from .._types import Reduction
 from ..engines import engine_for
-from ._common import as_int, renamed, ways_out
+from ._common import as_int, plan_gather_nd_from_end, renamed, ways_out
 
 __all__ = [
     "gather",
@@ -113,20 +113,16 @@ def gather(input: Any, dim: int, index: Any) -> Any:
     ...
     IndexError: index -1 is out of bounds for dimension 1 with size 2
     """
-    return _gather(input, dim, index, "gather", {})
+    return _gather(_GATHER, input, dim, index, "gather")
 
 
-def _gather(input: Any, dim: Any, index: Any, name: str, renames: dict[str, str]) -> Any:
-    """``torch.gather`` (front end `name`): the core's checked call, PyTorch's range for the
-    index values, then the core's pipeline."""
-    names = {**_NAMES, **renames}
-    ways = ways_out(f"portagather.compat.torch.{name}", "gather_d")
+def _gather(op: Operation, input: Any, dim: Any, index: Any, name: str) -> Any:
+    """``torch.gather`` (front end `name`, whose index argument `op` names): the core's
+    checked call at PyTorch's range, then the core's pipeline."""
     arguments = (int_argument(dim, "dim"),)
-    with renamed(names, ways):
-        route, input, index = gather_call(_api.GATHER_D, input, index, arguments, "error", 0)
-    index = _in_range(route, dim, index)  # PyTorch's message, as PyTorch words it
-    with renamed(names, ways):
-        return _api.gather_route(route, input, index, _api.GATHER_D, arguments)
+    with renamed(_NAMES, ways_out(f"portagather.compat.torch.{name}", "gather_d")):
+        route, input, index = gather_call(op, input, index, arguments, "error", 0)
+        return _api.gather_route(route, input, index, op, arguments)
 
 
 def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
@@ -159,36 +155,10 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
         else:
             flat = xp.reshape(laid_out(indices), (-1,))
         flat_input = xp.reshape(laid_out(input), (-1,))
-        return _gather(flat_input, 0, flat, "take_along_dim", {"index": "indices"})
+        return _gather(_GATHER_FLAT, flat_input, 0, flat, "take_along_dim")
     front = "portagather.compat.torch.take_along_dim"
     with renamed(_NAMES, ways_out(front, "take_along_axis")):
         return _api.take_along_axis(input, indices, axis=dim)
-
-
-def _in_range(route: Route, dim: Any, index: Any) -> Any:
-    """`index`, with PyTorch's ``[0, n)`` rule for its values along the route's axis (`dim`
-    as the caller wrote it, for the message), once the core has checked the call, where the
-    core's plan counts negatives from the end (``gather_d``'s, ``scatter_d``'s): checked now
-    where they can be read (PyTorch's message); otherwise each negative value ``v`` is moved
-    to ``v - n``, below ``-n``, for the core to report later. (Such a moved index is the
-    wide dtype's: on PyTorch, the one dtype whose routes have a checked kernel, it was
-    already.) A plan of PyTorch's own range (:func:`_plan_slices`) needs nothing here."""
-    xp, engine, plan = route.xp, route.engine, route.plan
-    if not plan.allow_negative or not _signed(xp, index):
-        return index
-    n = plan.axis_sizes[0]
-    if engine.index_access(index) == "now":
-        # PyTorch's valid range is [0, n), and its message names the value it met.
-        if math.prod(index.shape):
-            low, high = engine.value_range(index)
-            if low < 0 or high >= n:
-                value = low if low < 0 else high
-                msg = f"index {value} is out of bounds for dimension {dim} with size {n}"
-                raise IndexError(msg)
-    else:  # checked later, in a width that holds v - n
-        index = xp.astype(index, engine.wide_index_dtype(index))
-        index = xp.where(index < 0, index - n, index)
-    return index
 
 
 def _renamed(name: str, src_name: str = "src") -> renamed:
@@ -216,7 +186,7 @@ def _checked_scatter(
     if mean and dtype_kind(route.xp, input.dtype) == "bool":
         msg = f'reduce="mean" needs input of a numeric dtype; got {dtype_name(input.dtype)}'
         raise TypeError(msg)
-    return route, input, _in_range(route, dim, index), src
+    return route, input, index, src
 
 
 _SCATTER_REDUCE: dict[str | None, Reduction] = {
@@ -270,7 +240,7 @@ def scatter(
     scalar = value is not None or _is_number(src)  # broadcast to index.shape
     given = src if value is None else value
     with _renamed("scatter", "value" if value is not None else "src"):
-        op = _SCATTER_D_BROADCAST if scalar else _api.SCATTER_D
+        op = _SCATTER_BROADCAST if scalar else _SCATTER
         route, input, index, src = _checked_scatter(op, input, dim, index, given, core)
         return _api.scatter_route(route, input, index, src)
 
@@ -289,7 +259,7 @@ def scatter_add(input: Any, dim: int, index: Any, src: Any) -> Any:
            [0., 0., 2., 1., 1.]])
     """
     with _renamed("scatter_add"):
-        route, input, index, src = _checked_scatter(_api.SCATTER_D, input, dim, index, src, "add")
+        route, input, index, src = _checked_scatter(_SCATTER, input, dim, index, src, "add")
         return _api.scatter_route(route, input, index, src)
 
 
@@ -330,7 +300,7 @@ def scatter_reduce(
     mean = reduce == "mean"
     with _renamed("scatter_reduce"):
         route, input, index, src = _checked_scatter(
-            _api.SCATTER_D, input, dim, index, src, _REDUCE[reduce], mean
+            _SCATTER, input, dim, index, src, _REDUCE[reduce], mean
         )
         return _reduced_into(route, input, index, src, reduce, include_self)
 
@@ -376,13 +346,6 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, bool | int | float | complex | np.bool_ | np.number)
 
 
-def _signed(xp: Any, index: Any) -> bool:
-    try:
-        return bool(xp.isdtype(index.dtype, "signed integer"))
-    except (TypeError, ValueError):
-        return False
-
-
 # Indexing along one dimension with a 1-d index, and the segment reduction.
 
 
@@ -415,20 +378,32 @@ def _plan_slices(shape: tuple[int, ...], index_shape: tuple[int, ...], dim: int)
     return replace(plan, report=_OutOfBounds("index", False, "input", shape, plan.axis))
 
 
+def _plan_elements(shape: tuple[int, ...], index_shape: tuple[int, ...], dim: int) -> GatherPlan:
+    """The plan of ``torch.gather`` and the scatters: ``gather_d``'s, whose valid range is
+    PyTorch's, ``[0, n)``, a bad value worded as PyTorch does (:class:`_OutOfBounds`)."""
+    plan = plan_gather_d(shape, index_shape, dim)
+    report = _OutOfBounds("index", False, "input", shape, plan.axis)
+    return replace(plan, allow_negative=False, report=report)
+
+
 def _plan_index_put(shape: tuple[int, ...], index_shape: tuple[int, ...]) -> GatherPlan:
     """The plan of ``index_put``: ``scatter_nd``'s, with negative components counting from
     the end, as in PyTorch's indexing, and a bad index vector described as of `input`."""
-    plan = plan_gather_nd(shape, index_shape, 0)
-    report = replace(plan.report, data_name="input", allow_negative=True)
-    return replace(plan, allow_negative=True, report=report)
+    plan = plan_gather_nd_from_end(shape, index_shape, 0)
+    return replace(plan, report=replace(plan.report, data_name="input"))
 
 
 _INDEX_SELECT = Operation(("input", "index"), _plan_slices)
 _INDEX_ADD = Operation(("input", "index", "source"), _plan_slices, "slices, broadcast")
 _INDEX_REDUCE = Operation(("input", "index", "source"), _plan_slices, "slices")
 _INDEX_PUT = Operation(("input", "indices", "values"), _plan_index_put, "broadcast")
-#: ``scatter_d`` whose src broadcasts (a Python scalar ``value``, ``Tensor.scatter``'s).
-_SCATTER_D_BROADCAST = Operation(("x", "index", "src"), plan_gather_d, "broadcast")
+#: ``torch.gather`` and the scatters: ``gather_d``'s and ``scatter_d``'s names and shapes, at
+#: PyTorch's range (:func:`_plan_elements`); ``Tensor.scatter``'s Python scalar ``value``
+#: broadcasts.
+_GATHER = Operation(("x", "index"), _plan_elements)
+_GATHER_FLAT = Operation(("x", "indices"), _plan_elements)  # take_along_dim's, dim=None
+_SCATTER = Operation(("x", "index", "src"), _plan_elements, "block")
+_SCATTER_BROADCAST = Operation(("x", "index", "src"), _plan_elements, "broadcast")
 
 
 def _vector(index: Any) -> Any:

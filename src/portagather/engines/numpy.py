@@ -95,7 +95,8 @@ class NumPyEngine(Engine):
         """A small index (as :meth:`checked_gather`) written by NumPy's own indexing
         (``ufunc.at`` for the reductions) into a copy (into `data` itself, with `in_place`).
         ``scatter_d`` and ``put_along_axis`` count negatives from the end as NumPy does, so
-        its bounds check serves them as it is; ``scatter_nd`` and the segment reductions
+        its bounds check serves them as it is (a plan of ``[0, n)``, a front end's, reads
+        the index as one Python list first); ``scatter_nd`` and the segment reductions
         read the index as one Python list first. ``"update"`` without the promise of unique
         indices needs the winner of each duplicate settled (:meth:`scatter`): only
         ``scatter_nd``'s, whose index vectors are seen in that list, is served, where no two
@@ -107,7 +108,7 @@ class NumPyEngine(Engine):
         if plan.kind == "along":
             if settle and plan.axis != len(index_shape) - 1:
                 return None  # which duplicate wins is settled by scatter()
-            return _scatter_along(plan.axis, write, in_place, settle)
+            return _scatter_along(plan.axis, write, in_place, settle, plan.allow_negative)
         if plan.batch_dims or not plan.depth:
             return None
         depth = plan.depth if plan.vector else 0
@@ -208,11 +209,14 @@ def _take_along_axis(plan: GatherPlan) -> Callable[[Any, Any], Any]:
     """``np.take_along_axis`` as one indexing call: the positions on the other axes (a
     broadcast ``arange`` each, made at the route's first call, its shapes being the route's)
     and the index on the plan's axis, whose negative values count from the end as the
-    operation's do."""
+    operation's do; where the plan's do not (a front end's, PyTorch's ``[0, n)``), None for a
+    negative value (read as one Python list)."""
     grid: list[tuple[Any, ...]] = []
-    axis = plan.axis
+    axis, from_end = plan.axis, plan.allow_negative
 
     def kernel(data: Any, indices: Any) -> Any:
+        if not from_end and min(indices.ravel().tolist()) < 0:
+            return None
         data = plan.read_block(data)  # gather_d with a smaller index reads the leading block
         if not grid:
             grid.append(_axis_positions(data.shape, axis))
@@ -285,17 +289,20 @@ def _scatter_places(
 
 
 def _scatter_along(
-    axis: int, write: Callable[..., None], in_place: bool, settle: bool = False
+    axis: int, write: Callable[..., None], in_place: bool, settle: bool, from_end: bool
 ) -> Callable[[Any, Any, Any], Any]:
     """``scatter_d`` / ``put_along_axis`` as one indexing call (``ufunc.at`` for the
     reductions), positions as in :func:`_take_along_axis` over the updates' shape: NumPy
-    counts a negative index from the end, as these operations do, and raises on one out of
-    range (or on a position past the data's end on another axis), writing only into the
-    new result. With `settle` (``"update"`` along the last axis without the promise of
-    unique indices), only an index whose rows hold no duplicate and no negative value."""
+    counts a negative index from the end, as these operations do (`from_end`; else None for
+    a negative value, read as one Python list), and raises on one out of range (or on a
+    position past the data's end on another axis), writing only into the new result. With
+    `settle` (``"update"`` along the last axis without the promise of unique indices), only
+    an index whose rows hold no duplicate and no negative value."""
     grid: list[tuple[Any, ...]] = []
 
     def kernel(data: Any, indices: Any, updates: Any) -> Any:
+        if not from_end and min(indices.ravel().tolist()) < 0:
+            return None
         if settle and not rows_hold_no_duplicate(indices, indices.shape[-1]):
             return None  # duplicates along the last axis: scatter() settles the winners
         if not grid:
