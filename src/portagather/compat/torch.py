@@ -533,13 +533,15 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
         msg = f"indices must index at most input.ndim = {input.ndim} axes; got {depth}"
         raise ValueError(msg)
     shapes = [tuple(i.shape) for _, i in converted]
-    try:
-        np.broadcast_shapes(*shapes)
-    except ValueError:
-        msg = f"indices must be arrays that broadcast together; got shapes {shapes}"
-        raise ValueError(msg) from None
-    except TypeError:  # unknown (NaN) Dask sizes: the core names them, once stacked
-        pass
+    one_shape = len(set(shapes)) == 1  # the common call: nothing to broadcast
+    if not one_shape:
+        try:
+            np.broadcast_shapes(*shapes)
+        except ValueError:
+            msg = f"indices must be arrays that broadcast together; got shapes {shapes}"
+            raise ValueError(msg) from None
+        except TypeError:  # unknown (NaN) Dask sizes: the core names them, once stacked
+            pass
     for _, i in converted:
         check_index_dtype(xp, i, "indices")
     # One index array of vectors, of the tuple's arrays broadcast together: scatter_nd's.
@@ -548,7 +550,7 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
     if len(parts) == 1:
         vectors = xp.expand_dims(parts[0], axis=-1)
     else:
-        if len(set(shapes)) > 1:
+        if not one_shape:
             parts = xp.broadcast_arrays(*parts)
         vectors = xp.stack(parts, axis=-1)
     reduce = "add" if accumulate else "update"
