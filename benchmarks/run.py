@@ -12,8 +12,8 @@ over the rounds is reported. JAX runs with ``jax_enable_x64`` so that the indice
 The report is ``RESULTS.template.md`` with its named sections filled by the ``section_*``
 functions; the sections the other scripts write (:data:`CARRIED`: ``scale_out.py``,
 ``scatter.py``, ``decisions/last_wins.py``, ``decisions/jax_eager.py``, ``segments.py``,
-``segments_scale_out.py``, ``segments_dask_idioms.py``, ``gpu.py``, ``per_call.py``) are
-carried over from the old report.
+``segments_scale_out.py``, ``segments_dask_idioms.py``, ``gpu.py``, ``per_call.py``,
+``per_call_torch.py``, ``profile_scatter.py``) are carried over from the old report.
 Timing, threads and the sections: ``harness.py``.
 """
 
@@ -213,6 +213,8 @@ CARRIED = (
     "segments-dask-idioms",
     "gpu",
     "per-call",
+    "per-call-torch",
+    "scatter-profile",
 )
 
 
