@@ -60,28 +60,18 @@ def rows(a: dict[str, Any]) -> dict[str, tuple[Callable[[], Any], Callable[[], A
         "index_put(accumulate)": (lambda: pgt.index_put(p, pair, u_nd, accumulate=True),
                                   lambda: torch.index_put(p, pair, u_nd, accumulate=True)),
     }  # fmt: skip
-    for reduce in ("sum", "amax", "mean"):
-        for include_self in (True, False):
-            name = f'scatter_reduce("{reduce}", include_self={include_self})'
-            out[name] = (
-                lambda r=reduce, s=include_self: pgt.scatter_reduce(
-                    p, 1, along, u_along, r, include_self=s
-                ),
-                lambda r=reduce, s=include_self: torch.scatter_reduce(
-                    p, 1, along, u_along, r, include_self=s
-                ),
-            )
-    for reduce in ("amax", "mean"):
-        for include_self in (True, False):
-            name = f'index_reduce("{reduce}", include_self={include_self})'
-            out[name] = (
-                lambda r=reduce, s=include_self: pgt.index_reduce(
-                    p, 0, rows_index, source, r, include_self=s
-                ),
-                lambda r=reduce, s=include_self: torch.index_reduce(
-                    p, 0, rows_index, source, r, include_self=s
-                ),
-            )
+    reductions = (
+        ("scatter_reduce", (1, along, u_along), ("sum", "amax", "mean")),
+        ("index_reduce", (0, rows_index, source), ("amax", "mean")),
+    )
+    for name, args, reduces in reductions:
+        mine, theirs = getattr(pgt, name), getattr(torch, name)
+        for reduce in reduces:
+            for include_self in (True, False):
+                out[f'{name}("{reduce}", include_self={include_self})'] = (
+                    lambda f=mine, a=args, r=reduce, s=include_self: f(p, *a, r, include_self=s),
+                    lambda f=theirs, a=args, r=reduce, s=include_self: f(p, *a, r, include_self=s),
+                )
     return out
 
 
