@@ -316,6 +316,18 @@ _X34 = np.arange(12.0).reshape(3, 4)
          r"^values.shape must be broadcastable to \(2, 4\); got \(2, 3\)$"),
         (lambda: torch_compat.index_put(np.zeros((0, 4)), (np.array([0]),), np.float64(1)),
          IndexError, r"only bad_indices=\"ignore\" \(which drops the values\)"),
+        # A 0-d index given as a Python value is a vector of one: its dtype is checked.
+        (lambda: torch_compat.index_add(_X34, 1, 1.0, np.ones((3, 1))), TypeError,
+         r"^index must have an integer dtype; got float64$"),
+        (lambda: torch_compat.index_reduce(_X34, 0, True, np.ones((1, 4)), "amax"), TypeError,
+         r"^index must have an integer dtype; got bool$"),
+        # Where no index is valid: PyTorch's words, no bad_indices the front end lacks.
+        (lambda: torch_compat.index_select(np.zeros((0, 3)), 0, np.array([0])), IndexError,
+         r"^index is out of bounds for dimension 0 with size 0: no index is valid into input "
+         r"of shape \(0, 3\)$"),
+        # An unsigned value past int64's largest is out of range (it wrapped to a negative).
+        (lambda: torch_compat.index_put(np.zeros((4, 2)), (np.array([2**64 - 1], np.uint64),),
+                                        np.float64(5)), IndexError, r"does not index into input"),
         # A bad index vector as the caller wrote it (PyTorch counts [-n, 0) from the end).
         (lambda: torch_compat.index_put(_X34, (np.array([-4, 0]),), np.ones((2, 4))), IndexError,
          r"^indices\[0\] = \[-4\] does not index into input of shape \(3, 4\)$"),
@@ -356,3 +368,11 @@ def test_torch_take_along_dim_flattens_dask_arrays_with_zero_size_chunks():
     index = da.from_array(np.array([0, 11, 5]), chunks=((0, 3),))
     got = torch_compat.take_along_dim(dx, index).compute()
     np.testing.assert_array_equal(got, np.take(x, [0, 11, 5]))
+
+
+def test_torch_index_put_refuses_unknown_dask_sizes_itself():
+    da = pytest.importorskip("dask.array")
+    x = da.from_array(np.arange(12).reshape(3, 4), chunks=2)
+    ids = da.from_array(np.array([0, 1, 2, 1]), chunks=2)
+    with pytest.raises(ValueError, match=r"^indices must have known sizes; got shape \(nan,\)"):
+        torch_compat.index_put(x, (ids[ids > 0],), 7)

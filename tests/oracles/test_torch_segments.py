@@ -255,3 +255,21 @@ def test_index_reduce_mean_on_dask_keeps_negative_zero():
         ).compute()  # fmt: skip
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(np.signbit(got), np.signbit(want))  # -0.0 kept
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_mean_of_many_updates_counts_as_pytorch(dtype, include_self):
+    # PyTorch's scatter_reduce counts a mean's values in the input's dtype, as it sums them:
+    # with thousands of updates on one element both saturate alike in float16 and bfloat16,
+    # and their quotient is PyTorch's (an exact count would divide a saturated sum by more).
+    # (torch.index_reduce counts otherwise there; compat.index_reduce counts as
+    # scatter_reduce does.)
+    torch_dtype = getattr(torch, dtype)
+    n = 3000
+    x = torch.zeros((2, 3), dtype=torch_dtype)
+    src = torch.ones((n, 3), dtype=torch_dtype)
+    index = torch.zeros((n, 3), dtype=torch.long)
+    want = torch.scatter_reduce(x, 0, index, src, "mean", include_self=include_self)
+    got = torch_compat.scatter_reduce(x, 0, index, src, "mean", include_self=include_self)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)

@@ -8,11 +8,13 @@ The arguments are the operators' inputs followed by their attributes, with ONNX'
 
 What differs from ONNX: nothing in the results. Index values follow ONNX's rule: valid in
 ``[-s, s)`` for an axis of length ``s``, negatives counting from the end (in ``GatherND``, per
-component). Negative values are turned into positive ones with array API functions before the
-core (which, for ``Gather`` and ``GatherND``, follows TensorFlow and rejects negatives) is
-called, so an out-of-range value is reported by the core after that shift: ``-s - 1`` shows as
-``-1``. ONNX leaves out-of-range indices undefined; here they raise :class:`IndexError` (under
-JAX tracing use :func:`jax.experimental.checkify.checkify`).
+component). The core checks each value once against that range (its plans for ``Gather``,
+``GatherND`` and ``ScatterND``: ``compat._common.plan_gather_from_end`` and
+``plan_gather_nd_from_end``; the core's own ``GatherElements`` and ``ScatterElements`` take
+it already) and names an out-of-range value as written: ``indices[0] = -4 is out of range
+[-3, 3) for axis 0 of data``.
+ONNX leaves out-of-range indices undefined; here they raise :class:`IndexError` (under JAX
+tracing use :func:`jax.experimental.checkify.checkify`).
 
 The scatters take ``reduction`` as ONNX does (``"none"``, ``"add"``, ``"mul"``, ``"max"``,
 ``"min"``; opset 18). Where ONNX leaves a result undefined, portagather defines it:

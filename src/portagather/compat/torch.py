@@ -69,9 +69,11 @@ from .._arguments import (
     is_array,
     one_of,
     scatter_call,
+    static_shape,
 )
 from .._arrays import dtype_kind, dtype_name, per_segment, reduction_identity
 from .._errors import BadIndex
+from .._indices import to_wide
 from .._plan import GatherPlan, plan_gather, plan_gather_d
 from .._segment_csr import segment_csr as pg_segment_csr
 from .._types import Reduction
@@ -179,7 +181,8 @@ def _checked_scatter(
 ) -> tuple[Route, Any, Any, Any]:  # fmt: skip
     """``(route, input, index, src)``: the core's checked call of the scatter `op` along
     `dim` (`src` of input's dtype, fitted to the gather's result shape as `op` says; with
-    `mean`, a numeric input), then PyTorch's range of the index values."""
+    `mean`, a numeric input). Its plan holds PyTorch's range for the index values, which
+    the pipeline checks."""
     route, input, index, src = scatter_call(
         op, input, index, src, (int_argument(dim, "dim"),), reduce, "error", False, False
     )
@@ -323,22 +326,25 @@ def _reduced_into(
     base = input
     if not include_self:
         base = engine.full(shape, reduction_identity(xp, reduce, dtype), dtype, input)
-    wide = engine.wide_index_dtype(input)
-    counting = counting_route(route, tuple(index.shape), index.dtype, wide)
-    zeros = engine.full(shape, 0, wide, input)
-    ones = xp.ones_like(src, dtype=wide)
-    total, count = _api.scatter_with_count(route, counting, base, zeros, index, src, ones)
+    # A mean's count is PyTorch's: in input's dtype (saturating or wrapping as the sum does,
+    # so that their quotient is PyTorch's), from 1 where the element's own value takes part.
+    # Otherwise the count only says which elements an update reaches: exact, in the widest
+    # integer.
+    mean = reduce == "mean"
+    count_dtype = dtype if mean else engine.wide_index_dtype(input)
+    counting = counting_route(route, tuple(index.shape), index.dtype, count_dtype)
+    start = engine.full(shape, int(include_self), count_dtype, input)
+    ones = xp.ones_like(src, dtype=count_dtype)
+    total, count = _api.scatter_with_count(route, counting, base, start, index, src, ones)
     touched = count != 0
-    if reduce != "mean":
+    if not mean:
         return xp.where(touched, total, input)
-    if include_self:
-        count = count + 1  # the element's own value
-    divisor = xp.astype(xp.where(touched, count, xp.ones_like(count)), dtype)
+    divisor = xp.where(touched, count, xp.ones_like(count))
     if dtype_kind(xp, dtype) in ("signed integer", "unsigned integer"):
-        mean = xp.floor_divide(total, divisor)
+        quotient = xp.floor_divide(total, divisor)
     else:
-        mean = total / divisor
-    return xp.where(touched, mean, input)
+        quotient = total / divisor
+    return xp.where(touched, quotient, input)
 
 
 def _is_number(value: Any) -> bool:
@@ -351,13 +357,21 @@ def _is_number(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class _OutOfBounds(BadIndex):
-    """A bad index of ``index_select``, ``index_add`` or ``index_reduce`` in PyTorch's words
-    (``torch.gather``'s): ``index 5 is out of bounds for dimension 0 with size 3``, the first
-    bad one in the order of `index`, eagerly and lazily alike."""
+    """A bad index of PyTorch's front ends (``gather``, ``take_along_dim``, the scatters,
+    ``index_select``, ``index_add``, ``index_reduce``) in PyTorch's words: ``index 5 is out
+    of bounds for dimension 0 with size 3``, the first bad one in the order of the index,
+    eagerly and lazily alike; on an axis of length 0, where every index is bad, without a
+    value (and without the core's ``bad_indices``, which these front ends do not take)."""
 
     def text(self, position: tuple[Any, ...], value: object) -> str:  # noqa: ARG002
         n = self.data_shape[self.axis]
         return f"index {value} is out of bounds for dimension {self.axis} with size {n}"
+
+    def empty_axis_text(self, scatter: bool = False) -> str:  # noqa: ARG002
+        return (
+            f"index is out of bounds for dimension {self.axis} with size 0: no index is valid "
+            f"into {self.data_text()}"
+        )
 
 
 def _plan_slices(shape: tuple[int, ...], index_shape: tuple[int, ...], dim: int) -> GatherPlan:
@@ -397,6 +411,9 @@ _INDEX_SELECT = Operation(("input", "index"), _plan_slices)
 _INDEX_ADD = Operation(("input", "index", "source"), _plan_slices, "slices, broadcast")
 _INDEX_REDUCE = Operation(("input", "index", "source"), _plan_slices, "slices")
 _INDEX_PUT = Operation(("input", "indices", "values"), _plan_index_put, "broadcast")
+#: Python and NumPy numbers: a 0-d index given as a value.
+_NUMBERS = (bool, int, float, complex, np.bool_, np.number)
+
 #: ``torch.gather`` and the scatters: ``gather_d``'s and ``scatter_d``'s names and shapes, at
 #: PyTorch's range (:func:`_plan_elements`); ``Tensor.scatter``'s Python scalar ``value``
 #: broadcasts.
@@ -407,10 +424,10 @@ _SCATTER_BROADCAST = Operation(("x", "index", "src"), _plan_elements, "broadcast
 
 
 def _vector(index: Any) -> Any:
-    """A 0-d `index` (an array, or a Python or NumPy int) as a vector of one: it selects one
-    slice, whose axis stays (PyTorch's rule); any other index as given, for the core's
-    checks."""
-    if isinstance(index, int | np.integer) and not isinstance(index, bool):
+    """A 0-d `index` (an array, or a Python or NumPy number) as a vector of one: it selects
+    one slice, whose axis stays (PyTorch's rule); any other index as given. The core checks
+    either (a float or a bool one's dtype, as a 0-d one's)."""
+    if isinstance(index, _NUMBERS):
         return [index]
     if is_array(index) and index.ndim == 0:
         return aac.array_namespace(index).reshape(index, (1,))
@@ -532,7 +549,7 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
     if depth > input.ndim:
         msg = f"indices must index at most input.ndim = {input.ndim} axes; got {depth}"
         raise ValueError(msg)
-    shapes = [tuple(i.shape) for _, i in converted]
+    shapes = [static_shape(i, "indices") for _, i in converted]  # (Dask: known sizes)
     one_shape = len(set(shapes)) == 1  # the common call: nothing to broadcast
     if not one_shape:
         try:
@@ -540,19 +557,15 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
         except ValueError:
             msg = f"indices must be arrays that broadcast together; got shapes {shapes}"
             raise ValueError(msg) from None
-        except TypeError:  # unknown (NaN) Dask sizes: the core names them, once stacked
-            pass
     for _, i in converted:
         check_index_dtype(xp, i, "indices")
     # One index array of vectors, of the tuple's arrays broadcast together: scatter_nd's.
+    # (to_wide: an unsigned value the wide dtype cannot hold stays out of range.)
     wide = engine_for(xp).wide_index_dtype(input)
-    parts = [i if i.dtype == wide else xp.astype(i, wide) for _, i in converted]
-    if len(parts) == 1:
-        vectors = xp.expand_dims(parts[0], axis=-1)
-    else:
-        if not one_shape:
-            parts = xp.broadcast_arrays(*parts)
-        vectors = xp.stack(parts, axis=-1)
+    parts = [to_wide(xp, i, wide, None, False) for _, i in converted]
+    if not one_shape:
+        parts = xp.broadcast_arrays(*parts)
+    vectors = xp.stack(parts, axis=-1)
     reduce = "add" if accumulate else "update"
     with renamed(
         {"updates": "values"}, ways_out("portagather.compat.torch.index_put", "scatter_nd")
