@@ -325,9 +325,15 @@ _X34 = np.arange(12.0).reshape(3, 4)
         (lambda: torch_compat.index_select(np.zeros((0, 3)), 0, np.array([0])), IndexError,
          r"^index is out of bounds for dimension 0 with size 0: no index is valid into input "
          r"of shape \(0, 3\)$"),
-        # An unsigned value past int64's largest is out of range (it wrapped to a negative).
+        # An unsigned value past int64's largest is out of range, named as written (it
+        # wrapped to a negative); index arrays whose dtypes promote to no integer are refused.
         (lambda: torch_compat.index_put(np.zeros((4, 2)), (np.array([2**64 - 1], np.uint64),),
-                                        np.float64(5)), IndexError, r"does not index into input"),
+                                        np.float64(5)), IndexError,
+         r"^indices\[0\] = \[18446744073709551615\] does not index into input"),
+        (lambda: torch_compat.index_put(np.zeros((4, 2)), (np.array([1], np.uint64),
+                                                           np.array([1])), np.float64(5)),
+         TypeError, r"^indices must be index arrays whose dtypes promote to an integer dtype; "
+         r"got uint64, int64$"),
         # A bad index vector as the caller wrote it (PyTorch counts [-n, 0) from the end).
         (lambda: torch_compat.index_put(_X34, (np.array([-4, 0]),), np.ones((2, 4))), IndexError,
          r"^indices\[0\] = \[-4\] does not index into input of shape \(3, 4\)$"),

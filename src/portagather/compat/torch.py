@@ -73,7 +73,6 @@ from .._arguments import (
 )
 from .._arrays import dtype_kind, dtype_name, per_segment, reduction_identity
 from .._errors import BadIndex
-from .._indices import to_wide
 from .._plan import GatherPlan, plan_gather, plan_gather_d
 from .._segment_csr import segment_csr as pg_segment_csr
 from .._types import Reduction
@@ -559,10 +558,14 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
             raise ValueError(msg) from None
     for _, i in converted:
         check_index_dtype(xp, i, "indices")
-    # One index array of vectors, of the tuple's arrays broadcast together: scatter_nd's.
-    # (to_wide: an unsigned value the wide dtype cannot hold stays out of range.)
-    wide = engine_for(xp).wide_index_dtype(input)
-    parts = [to_wide(xp, i, wide, None, False) for _, i in converted]
+    # One index array of vectors, of the tuple's arrays broadcast together: scatter_nd's, in
+    # their one dtype (the core reads it, an unsigned one too) or the integer dtype they
+    # promote to, which holds every value of each.
+    parts = [i for _, i in converted]
+    dtypes = list(dict.fromkeys(i.dtype for i in parts))
+    if len(dtypes) > 1:
+        common = _promoted_integer(xp, dtypes)
+        parts = [i if i.dtype == common else xp.astype(i, common) for i in parts]
     if not one_shape:
         parts = xp.broadcast_arrays(*parts)
     vectors = xp.stack(parts, axis=-1)
@@ -574,6 +577,25 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
             _INDEX_PUT, input, vectors, values, (), reduce, "error", False, False
         )
         return _api.scatter_route(route, input, vectors, values)
+
+
+def _promoted_integer(xp: Any, dtypes: list[Any]) -> Any:
+    """The integer dtype that index arrays of `dtypes` promote to and that holds every value
+    of each, or a TypeError where there is none (int64 with uint64: NumPy promotes them to
+    float64, PyTorch to int64)."""
+    try:
+        common = xp.result_type(*dtypes)
+        holds = bool(xp.isdtype(common, "integral")) and all(
+            xp.iinfo(common).min <= xp.iinfo(d).min and xp.iinfo(d).max <= xp.iinfo(common).max
+            for d in dtypes
+        )  # (PyTorch promotes uint64 with int64 to int64)
+    except (TypeError, ValueError, RuntimeError):  # no promotion (array-api-strict)
+        holds = False
+    if not holds:
+        names = ", ".join(dtype_name(d) for d in dtypes)
+        msg = f"indices must be index arrays whose dtypes promote to an integer dtype; got {names}"
+        raise TypeError(msg)
+    return common
 
 
 def segment_reduce(
