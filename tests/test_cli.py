@@ -71,6 +71,13 @@ def test_misspelt_command_is_a_usage_error_with_the_right_one():
     assert done.stdout == ""
 
 
+def test_misspelt_option_is_a_usage_error_with_the_right_one():
+    done = run_cli("check", "--bakend", "numpy")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "unknown option '--bakend' (did you mean '--backend'?)" in done.stderr
+    assert done.stdout == ""
+
+
 def test_unknown_backend_is_one_usage_error():
     done = run_cli("check", "--backend", "nump")
     assert done.returncode == 2, done.stdout + done.stderr

@@ -526,6 +526,8 @@ def check(options: argparse.Namespace) -> int:
 
 
 COMMANDS = ("check",)
+#: The options of ``portagather check`` (build_parser), for the hint on a mistyped one.
+CHECK_OPTIONS = ("--backend", "--json", "--verbose", "--help")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -536,5 +538,15 @@ def main(argv: list[str] | None = None) -> int:
         close = difflib.get_close_matches(command, COMMANDS, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         parser.error(f"unknown command {command!r}{hint}; the command is: check")
-    options = parser.parse_args(argv)
+    options, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # A mistyped option: say which one was meant, as for the command and the backends.
+        given_flag = unknown[0].split("=")[0]
+        if not given_flag.startswith("-"):
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        close = difflib.get_close_matches(given_flag, CHECK_OPTIONS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        options.command_parser.error(
+            f"unknown option {given_flag!r}{hint}; the options are: {', '.join(CHECK_OPTIONS)}"
+        )
     return check(options)
