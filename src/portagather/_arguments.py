@@ -288,16 +288,24 @@ def counting_route(
     under the same policy and promises, into a new array of `dtype` (written in place: it is
     new), for ``_api.scatter_with_count``. Made per call (a kernel is a ``partial``): no
     cache for torch.compile's Dynamo to warn about."""
-    engine, plan = route.engine, route.plan
     reduction = check_reduce_dtype(route.xp, "add", dtype, "count")
+    return _new_target_route(
+        route.xp, route.engine, route.plan, route.policy, reduction, route.promises,
+        index_shape, index_dtype,
+    )  # fmt: skip
+
+
+def _new_target_route(
+    xp: Any, engine: Engine, plan: GatherPlan, policy: str, reduction: str,
+    promises: ScatterPromises, index_shape: tuple[int, ...], index_dtype: Any,
+) -> Route:  # fmt: skip
+    """The route of a scatter into a new array (the pipeline's own: the engine's checked
+    kernel may write in place), whose updates are the result's shape and dtype already."""
     kernel = None
-    if kernel_applies(engine, plan, route.policy):
+    if kernel_applies(engine, plan, policy):
         kernel = engine.checked_scatter(
-            plan, index_shape, index_dtype, reduction, route.promises, route.policy,
-            in_place=True,
-        )  # fmt: skip
-    # (Made field by field: dataclasses.replace costs a few microseconds a call.)
-    xp, policy, promises = route.xp, route.policy, route.promises
+            plan, index_shape, index_dtype, reduction, promises, policy, in_place=True
+        )
     return Route(xp, engine, plan, policy, 0, reduction, promises, kernel, True)
 
 
@@ -488,12 +496,7 @@ def _segment_route(
     `shape` and `dtype` (written in place: it is new)."""
     reduction = check_reduce_dtype(xp, reduce, dtype, "data")
     plan, promises = plan_segments(shape, id_shape), check_promises(False, ids_sorted)
-    kernel = None
-    if kernel_applies(engine, plan, policy):
-        kernel = engine.checked_scatter(
-            plan, id_shape, id_dtype, reduction, promises, policy, in_place=True
-        )
-    return Route(xp, engine, plan, policy, 0, reduction, promises, kernel, True)
+    return _new_target_route(xp, engine, plan, policy, reduction, promises, id_shape, id_dtype)
 
 
 @dataclass(frozen=True, slots=True)

@@ -205,6 +205,12 @@ def _small_signed(shape: tuple[int, ...], dtype: Any, small: int) -> bool:
     return bool(shape) and math.prod(shape) <= small and np.dtype(dtype).kind == "i"
 
 
+def _reads_negative(indices: Any) -> bool:
+    """Whether a small index holds a negative value, read as one Python list (faster than
+    NumPy's ``min`` on a few values): for a kernel whose operation takes none."""
+    return bool(min(indices.ravel().tolist()) < 0)
+
+
 def _take_along_axis(plan: GatherPlan) -> Callable[[Any, Any], Any]:
     """``np.take_along_axis`` as one indexing call: the positions on the other axes (a
     broadcast ``arange`` each, made at the route's first call, its shapes being the route's)
@@ -215,7 +221,7 @@ def _take_along_axis(plan: GatherPlan) -> Callable[[Any, Any], Any]:
     axis, from_end = plan.axis, plan.allow_negative
 
     def kernel(data: Any, indices: Any) -> Any:
-        if not from_end and min(indices.ravel().tolist()) < 0:
+        if not from_end and _reads_negative(indices):
             return None
         data = plan.read_block(data)  # gather_d with a smaller index reads the leading block
         if not grid:
@@ -254,7 +260,7 @@ def _gather_places(axis: int, depth: int, checked: bool) -> Callable[[Any, Any],
     lead = (slice(None),) * axis
 
     def kernel(data: Any, indices: Any) -> Any:
-        if checked and min(indices.ravel().tolist()) < 0:
+        if checked and _reads_negative(indices):
             return None
         try:
             return data[lead + _parts(indices, depth)]
@@ -301,7 +307,7 @@ def _scatter_along(
     grid: list[tuple[Any, ...]] = []
 
     def kernel(data: Any, indices: Any, updates: Any) -> Any:
-        if not from_end and min(indices.ravel().tolist()) < 0:
+        if not from_end and _reads_negative(indices):
             return None
         if settle and not rows_hold_no_duplicate(indices, indices.shape[-1]):
             return None  # duplicates along the last axis: scatter() settles the winners
