@@ -341,6 +341,13 @@ class SegmentRoute:
     #: The scatters of this signature by the policy of the call (:func:`_scatters`), shared
     #: by its repeat calls, so each is made once.
     scatters: dict[str, SegmentScatters]
+    #: The ids' name in messages: ``segment_ids``, or ``x`` for ``bincount``.
+    ids_name: str
+
+
+#: The names of the data and the ids in the messages of a function whose arguments are not
+#: called ``data`` and ``segment_ids``.
+_SEGMENT_ARGUMENTS = {"bincount": ("weights", "x")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -401,7 +408,8 @@ def segment_call(
         return _segment_call(kept, segment_ids), data, segment_ids
     named_policy = policy = normalize_policy(bad_indices)
     promises = check_promises(False, indices_are_sorted)
-    pair = _Pair(data, segment_ids, "data", "segment_ids")
+    data_name, ids_name = _SEGMENT_ARGUMENTS.get(function, ("data", "segment_ids"))
+    pair = _Pair(data, segment_ids, data_name, ids_name)
     data = pair.data_array()
     xp, as_values = pair.xp, pair.from_values[1]
     pair.check_index_dtype()
@@ -411,11 +419,11 @@ def segment_call(
         if as_values:  # (no error: values clipped into the dtype, on the data's device)
             pair.indices, as_values = _values_array(xp, engine, pair.indices, data), False
         check_sorted_vector(xp, engine, pair.indices, function)
-    shape, id_shape = static_shape(data, "data"), static_shape(pair.indices, "segment_ids")
+    shape, id_shape = static_shape(data, data_name), static_shape(pair.indices, ids_name)
     if shape[: len(id_shape)] != id_shape:
         msg = (
-            f"segment_ids.shape must be a leading part of data.shape; got segment_ids.shape = "
-            f"{id_shape} and data.shape = {shape}"
+            f"{ids_name}.shape must be a leading part of {data_name}.shape; got {ids_name}.shape"
+            f" = {id_shape} and {data_name}.shape = {shape}"
         )
         raise ValueError(msg)
     count = _num_segments_argument(num_segments)
@@ -429,7 +437,7 @@ def segment_call(
             count = max(0, int(values.max()) + 1) if values.size else 0
             read = "num_segments=None, read as max(segment_ids) + 1,"
             check_num_segments(count, xp, engine, data, len(id_shape), read)
-        plan = plan_segments((count, *shape[len(id_shape) :]), id_shape)
+        plan = plan_segments((count, *shape[len(id_shape) :]), id_shape, ids_name)
         ids = pair.index_array(data, engine, plan, policy)
     else:
         ids = pair.indices
@@ -442,7 +450,7 @@ def segment_call(
         promises.indices_are_sorted, reduce, reduce == "mean" or with_count, drop_negative,
         reduction_identity(xp, reduce, dtype),
         not math.prod(shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE, division,
-        division_dtype, {},
+        division_dtype, {}, ids_name,
     )  # fmt: skip
     keep(key, route)
     return _segment_call(route, ids), data, ids
@@ -476,7 +484,7 @@ def _scatters(route: SegmentRoute, ids: Any, policy: str) -> SegmentScatters:
     reduce, id_shape, sorted_ids = SEGMENT_SCATTERS[route.reduce], ids.shape, route.ids_sorted
     scatter = _segment_route(
         xp, engine, route.result_shape, tuple(id_shape), ids.dtype, policy, reduce,
-        route.dtype, sorted_ids,
+        route.dtype, sorted_ids, route.ids_name,
     )  # fmt: skip
     count = None
     if route.counting:
@@ -490,12 +498,13 @@ def _scatters(route: SegmentRoute, ids: Any, policy: str) -> SegmentScatters:
 @lru_cache(maxsize=512)
 def _segment_route(
     xp: Any, engine: Engine, shape: tuple[int, ...], id_shape: tuple[int, ...], id_dtype: Any,
-    policy: str, reduce: str, dtype: Any, ids_sorted: bool,
+    policy: str, reduce: str, dtype: Any, ids_sorted: bool, ids_name: str = "segment_ids",
 ) -> Route:  # fmt: skip
     """The route of the scatter by `reduce` of rows at ids of `id_shape` into a new array of
-    `shape` and `dtype` (written in place: it is new)."""
+    `shape` and `dtype` (written in place: it is new); a bad id named `ids_name`."""
     reduction = check_reduce_dtype(xp, reduce, dtype, "data")
-    plan, promises = plan_segments(shape, id_shape), check_promises(False, ids_sorted)
+    plan = plan_segments(shape, id_shape, ids_name)
+    promises = check_promises(False, ids_sorted)
     return _new_target_route(xp, engine, plan, policy, reduction, promises, id_shape, id_dtype)
 
 
@@ -1250,18 +1259,27 @@ def _fill_scalar(fill_value: object) -> Any:
         return _UNKNOWN
 
 
-def check_empty_value(xp: Any, empty_value: object, dtype: Any) -> Any:
-    """The Python scalar that `empty_value` (the value of an empty segment) stands for,
-    checked against the result's `dtype` as ``fill_value`` is (:func:`check_fill_value`),
-    but a Python or NumPy real scalar only: it is written where no row landed."""
-    if isinstance(empty_value, bool | int | float | np.bool_ | np.integer | np.floating):
-        value = empty_value.item() if isinstance(empty_value, np.generic) else empty_value
-        return _fitted(xp, value, empty_value, dtype, "empty_value", "result")
+def empty_value_kind(empty_value: object) -> None:
+    """A TypeError unless `empty_value` (the value of an empty segment) is None or a Python
+    or NumPy real scalar; checked among the kinds, before the arrays are touched."""
+    if empty_value is None or isinstance(empty_value, _REAL_SCALARS):
+        return
     msg = (
         "empty_value must be None or a real scalar (a Python or NumPy bool, int or float); "
         f"got {shown(empty_value)}"
     )
     raise TypeError(msg)
+
+
+_REAL_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
+def check_empty_value(xp: Any, empty_value: object, dtype: Any) -> Any:
+    """The Python scalar that `empty_value` (of :func:`empty_value_kind`) stands for,
+    checked against the result's `dtype` as ``fill_value`` is (:func:`check_fill_value`)."""
+    empty_value_kind(empty_value)
+    value = empty_value.item() if isinstance(empty_value, np.generic) else empty_value
+    return _fitted(xp, value, empty_value, dtype, "empty_value", "result")
 
 
 def _fitted(
