@@ -150,10 +150,10 @@ class _Segments:
 
 
 def _log(xp: Any, x: Any) -> Any:
-    """``log(x)`` for ``x >= 0``, with ``-inf`` for 0 and no division warning."""
-    positive = x > 0
-    logs = xp.log(xp.where(positive, x, xp.ones_like(x)))
-    return xp.where(positive, logs, xp.full_like(logs, -math.inf))
+    """``log(x)`` for ``x >= 0`` or NaN, with ``-inf`` for 0 and no division warning."""
+    zero = x == 0
+    logs = xp.log(xp.where(zero, xp.ones_like(x), x))
+    return xp.where(zero, xp.full_like(logs, -math.inf), logs)
 
 
 def _with_empty(segments: _Segments, result: Any, empty_value: Any, count: Any = None) -> Any:
