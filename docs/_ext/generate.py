@@ -179,6 +179,7 @@ def diagrams(out: Path) -> None:
 
     _scatter_diagrams(out)
     _segment_diagram(out)
+    _toolkit_diagrams(out)
 
 
 def _segment_diagram(out: Path) -> None:
@@ -202,6 +203,113 @@ def _segment_diagram(out: Path) -> None:
         ],
         "segment_sum(data, segment_ids, num_segments=4): out[s] = sum of the rows with id s; "
         "segment 1 is empty (0)",
+        height=3.4,
+    )
+
+
+def _light(color):
+    """`color` blended halfway to white: a row of the segment that is not the one picked."""
+    return tuple(0.5 + 0.5 * c for c in color[:3]) + (1,)
+
+
+def _toolkit_diagrams(out: Path) -> None:
+    """The segment toolkit, on five rows of two features in the segments of
+    ``segment_ids = [0, 2, 0, 3, 2]`` (segment 1 empty), as the ``segment_sum`` diagram: a
+    row, its id and what is computed from its segment share the segment's colour; an empty
+    segment is white."""
+    import portagather as pg
+
+    ids = np.array([0, 2, 0, 3, 2])
+    colors = _palette(4)
+    id_panel = ("segment_ids", ids[:, None], [[colors[int(i)]] for i in ids])
+    by_row = [[colors[int(i)]] * 2 for i in ids]
+    by_segment = [[colors[s] if s in set(ids.tolist()) else WHITE] * 2 for s in range(4)]
+
+    data = np.array([[1.0, 0.0], [2.0, 3.0], [0.0, 1.0], [1.0, 1.0], [4.0, 2.0]])
+    _draw(
+        out / "segment_softmax.png",
+        [
+            ("data", data, by_row),
+            id_panel,
+            ("softmax", np.round(pg.segment_softmax(data, ids, 4), 2), by_row),
+            ("log_softmax", np.round(pg.segment_log_softmax(data, ids, 4), 2), by_row),
+        ],
+        "segment_softmax(data, segment_ids, 4): out[i] = exp(data[i]) / (the sum of exp over "
+        "the rows of i's segment);\neach column of each segment sums to 1 (rounded here)",
+        height=3.6,
+    )
+    _draw(
+        out / "segment_logsumexp.png",
+        [
+            ("data", data, by_row),
+            id_panel,
+            ("out", np.round(pg.segment_logsumexp(data, ids, 4), 2), by_segment),
+        ],
+        "segment_logsumexp(data, segment_ids, 4): out[s] = log(sum of exp(data[i]) with id s); "
+        "segment 1 is empty (-inf)",
+        height=3.4,
+    )
+
+    # Ties: segment 0's first column (3, 3) and segment 2's second (5, 5) go to the first row.
+    data = np.array([[3, 1], [2, 5], [3, 4], [7, 8], [0, 5]])
+    positions = pg.segment_argmax(data, ids, 4)
+    picked = {(int(positions[s, c]), c) for s in range(4) for c in range(2) if s in set(ids)}
+    _draw(
+        out / "segment_argmax.png",
+        [
+            (
+                "data",
+                data,
+                [
+                    [
+                        colors[int(i)] if (r, c) in picked else _light(colors[int(i)])
+                        for c in range(2)
+                    ]
+                    for r, i in enumerate(ids)
+                ],
+            ),
+            id_panel,
+            ("out", positions, by_segment),
+        ],
+        "segment_argmax(data, segment_ids, 4): out[s] = the row of the largest value with id s "
+        "(strong colour), ties to the first;\nsegment 1 is empty: 5, data.shape[0]",
+        height=3.6,
+    )
+
+    data = np.array([[1.0, 2.0], [2.0, 1.0], [3.0, 6.0], [7.0, 8.0], [6.0, 1.0]])
+    _draw(
+        out / "segment_var.png",
+        [
+            ("data", data, by_row),
+            id_panel,
+            ("var", pg.segment_var(data, ids, 4), by_segment),
+            ("std", pg.segment_std(data, ids, 4), by_segment),
+        ],
+        "segment_var(data, segment_ids, 4): out[s] = mean of (data[i] - mean of segment s)**2 "
+        "over the rows with id s; segment 1 is empty (nan)",
+        height=3.4,
+    )
+
+    weights = np.array([0.5, 1.0, 2.0, 1.5, 3.0])
+    _draw(
+        out / "segment_count.png",
+        [
+            ("segment_ids = x", ids[:, None], [[colors[int(i)]] for i in ids]),
+            ("weights", weights[:, None], [[colors[int(i)]] for i in ids]),
+            (
+                "segment_count",
+                pg.segment_count(ids, 4)[:, None],
+                [[colors[s] if s in set(ids.tolist()) else WHITE] for s in range(4)],
+            ),
+            (
+                "bincount(x, weights)",
+                pg.bincount(ids, weights)[:, None],
+                [[colors[s] if s in set(ids.tolist()) else WHITE] for s in range(4)],
+            ),
+        ],
+        "segment_count(segment_ids, 4) = bincount(x): the rows with id s; "
+        "bincount(x, weights): the sum of their weights",
+        width=9,
         height=3.4,
     )
 
