@@ -180,8 +180,9 @@ def segment_softmax(
     PyG's ``softmax``, jraph's ``segment_softmax`` and torch_scatter's ``scatter_softmax``.
 
     Stable: each segment's largest value is subtracted first (without a gradient, since it
-    cancels). A segment with a NaN is NaN; one with ``+inf`` is NaN; one whose values are
-    all ``-inf`` is NaN (0 / 0). A row the policy drops (``"ignore"``) is 0.
+    cancels). A segment with a NaN is NaN in every row; in one with ``+inf``, the ``+inf``
+    rows are NaN (inf / inf) and the others 0; one whose values are all ``-inf`` is NaN
+    (0 / 0). A row the policy drops (``"ignore"``) is 0.
 
     Parameters
     ----------
@@ -469,7 +470,8 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
     ``jnp.bincount(length=)``); a value of `x` at or past `length` is then an error, as a
     negative value always is (an ``IndexError`` naming it; under ``jit``, through
     ``checkify``). The counts have the widest integer dtype of `x`'s device (NumPy's
-    ``intp`` on NumPy); weighted sums the dtype of `weights` (NumPy: always float64).
+    ``intp`` on NumPy); weighted sums the dtype of `weights` (where NumPy's own ``bincount``
+    always gives float64).
 
     Examples
     --------
