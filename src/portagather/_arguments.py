@@ -538,7 +538,7 @@ def csr_call(
     key, route = call_key(options, data, offsets)
     if route is not None:
         return route, data, offsets
-    reduce = one_of(reduce, SEGMENT_REDUCTIONS, "reduce")
+    reduce = one_of(reduce, CSR_REDUCTIONS, "reduce")
     if not isinstance(bad_indices, str) or bad_indices not in _CSR_POLICIES:
         msg = (
             "bad_indices must be 'error' or 'unchecked' for offsets (a bad offset has no "
@@ -550,7 +550,8 @@ def csr_call(
     data = pair.data_array()
     xp = pair.xp
     pair.check_index_dtype()
-    check_segment_dtype(xp, reduce, data.dtype, f'segment_csr(reduce="{reduce}")')
+    checked_as, floating = _CSR_DTYPES.get(reduce, (reduce, False))
+    check_segment_dtype(xp, checked_as, data.dtype, f'segment_csr(reduce="{reduce}")', floating)
     shape, offset_shape = static_shape(data, "data"), static_shape(pair.indices, "offsets")
     axis = len(offset_shape) - 1
     if axis < 0 or axis >= len(shape) or offset_shape[:axis] != shape[:axis]:
@@ -629,6 +630,19 @@ def check_promises(unique_indices: object, indices_are_sorted: object) -> Scatte
 
 #: The segment reductions, by the name in ``segment_<name>``.
 SEGMENT_REDUCTIONS = ("sum", "mean", "max", "min", "prod")
+
+
+#: What ``segment_csr`` reduces by: the segment reductions and the toolkit's.
+CSR_REDUCTIONS = (
+    *SEGMENT_REDUCTIONS, "logsumexp", "argmax", "argmin", "var", "std", "softmax", "log_softmax",
+)  # fmt: skip
+
+#: The toolkit's reductions in ``segment_csr``, by the dtype rule of the function they are:
+#: the segment reduction whose rule it is, and whether only real floating data is taken.
+_CSR_DTYPES = {
+    **{r: ("max", True) for r in ("logsumexp", "var", "std", "softmax", "log_softmax")},
+    "argmax": ("max", False), "argmin": ("min", False),
+}  # fmt: skip
 
 
 #: The scatter reduction behind each segment reduction (the mean is a sum over a count).
@@ -1182,11 +1196,15 @@ def check_segment_dtype(
     scatter: numbers for every reduction (NumPy's ``bfloat16`` too), but no complex numbers
     for ``max`` and ``min``; bool for ``max`` and ``min`` (any, all), not for the sum, the
     mean and the product, whose results are no bools. With `floating`, no integers either
-    (TensorFlow's ``unsorted_segment_sqrt_n``, which divides by a square root)."""
+    (TensorFlow's ``unsorted_segment_sqrt_n``, which divides by a square root); with
+    `floating` and ``max`` or ``min``, real floating dtypes only (the toolkit's softmax,
+    logsumexp, var and std, which take each segment's maximum)."""
     bools = reduce in ("max", "min")
     found = reduction_for(xp, SEGMENT_SCATTERS[reduce], dtype)
     kind = dtype_kind(xp, dtype)
-    if found is None or (kind == "bool" and not bools):
+    if floating and bools and kind != "real floating":
+        kinds = "a real floating"
+    elif found is None or (kind == "bool" and not bools):
         kinds = reducible_kinds(SEGMENT_SCATTERS[reduce], bools)
     elif floating and kind in ("signed integer", "unsigned integer"):
         kinds = "a floating"

@@ -359,7 +359,7 @@ def _var(
     empty_value_kind(empty_value)
     _correction_kind(correction)
     seg = _Segments(data, segment_ids, num_segments, indices_are_sorted, bad_indices,
-                    function, reduce="sum")  # fmt: skip
+                    function)  # fmt: skip
     correction = _correction_value(correction)
     xp, data = seg.xp, seg.data
     if not seg.rows:

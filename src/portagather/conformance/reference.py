@@ -474,20 +474,20 @@ def ref_segment_toolkit(
             for row in range(rows):
                 segment = segment_of[row] if segment_of else None
                 if segment is None:
-                    out[(row, *element)] = 0.0 if op == "softmax" else -math.inf
+                    out[((row,) + element)] = 0.0 if op == "softmax" else -math.inf
                     continue
-                values = [float(flat[(j, *element)]) for j in members[segment]]
-                x = float(flat[(row, *element)])
+                values = [float(flat[((j,) + element)]) for j in members[segment]]
+                x = float(flat[((row,) + element)])
                 if any(math.isnan(v) for v in values):
-                    out[(row, *element)] = math.nan
+                    out[((row,) + element)] = math.nan
                     continue
                 shift = _shift(values)
                 with np.errstate(all="ignore"):
                     total = math.fsum(_exp(v - shift) for v in values)
                     if op == "softmax":
-                        out[(row, *element)] = _div(_exp(x - shift), total)
+                        out[((row,) + element)] = _div(_exp(x - shift), total)
                     else:
-                        out[(row, *element)] = float(
+                        out[((row,) + element)] = float(
                             np.float64(x - shift) - np.float64(_log(total))
                         )
         return out.reshape(data.shape).astype(data.dtype)
@@ -495,14 +495,14 @@ def ref_segment_toolkit(
     out = np.empty((num_segments, *inner), dtype=np.float64 if result_dtype != np.int64 else object)
     for segment in range(num_segments):
         for element in np.ndindex(*inner):
-            raw = [flat[(j, *element)].item() for j in members[segment]]
+            raw = [flat[((j,) + element)].item() for j in members[segment]]
             if op in ("argmax", "argmin"):
                 value: Any = members[segment][_first_extreme(raw, op)] if raw else rows
             else:
                 value = _per_segment(op, [float(v) for v in raw], correction)
             if not raw and empty_value is not None:
                 value = empty_value
-            out[(segment, *element)] = value
+            out[((segment,) + element)] = value
     return out.astype(result_dtype)
 
 
@@ -515,3 +515,24 @@ def ref_segment_count(
         num_segments = max(0, int(ids.max()) + 1) if ids.size else 0
     members, _ = _members(ids, num_segments, _policy(bad_indices))
     return np.array([len(m) for m in members], dtype=np.int64)
+
+
+def ref_csr_toolkit(
+    data: npt.ArrayLike, offsets: npt.ArrayLike, op: str, **options: Any
+) -> npt.NDArray[Any]:
+    """``segment_csr(reduce=op)`` for the toolkit's ops: each batch's rows with the segment
+    the offsets give them (a row in none dropped), through :func:`ref_segment_toolkit`."""
+    data, offsets = np.asarray(data), np.asarray(offsets)
+    axis = offsets.ndim - 1
+    n, segments = data.shape[axis], offsets.shape[-1] - 1
+    row_shaped = op in ("softmax", "log_softmax")
+    dtype = np.int64 if op in ("argmax", "argmin") else data.dtype
+    shape = data.shape if row_shaped else (*data.shape[:axis], segments, *data.shape[axis + 1 :])
+    out = np.empty(shape, dtype=dtype)
+    for batch in itertools.product(*(range(s) for s in offsets.shape[:-1])):
+        line = [int(v) for v in offsets[batch]]
+        ids = np.full(n, -1, dtype=np.int64)
+        for s in range(segments):
+            ids[line[s] : line[s + 1]] = s
+        out[batch] = ref_segment_toolkit(data[batch], ids, segments, op, "ignore", **options)
+    return out

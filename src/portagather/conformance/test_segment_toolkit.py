@@ -4,7 +4,6 @@ logsumexp, argmax/argmin, var/std, counts and bincount, against the plain loops 
 calls in every mode, every policy, empty segments, NaN, infinities and ties, ``empty_value``,
 every error, and gradients against finite differences of the reference."""
 
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -203,7 +202,9 @@ _D = np.array([[1.0, 2.0], [3.0, 4.0]])
 #: Each bad call and what it raises, in the documented order (kinds, shapes, dtypes, values).
 ERRORS = [
     ("softmax-int-data", Call("segment_softmax", np.array([1, 2]), np.array([0, 0])),
-     TypeError, r"^segment_softmax needs data of a floating dtype; got int"),
+     TypeError, r"^segment_softmax needs data of a real floating dtype; got int"),
+    ("var-bool-data", Call("segment_var", np.array([True, False]), np.array([0, 0])),
+     TypeError, r"^segment_var needs data of a real floating dtype; got bool"),
     ("var-correction-kind", Call("segment_var", _D, np.array([0, 0]), {"correction": "1"}),
      TypeError, r"correction must be a real number >= 0 \(an int or a float\); got '1'"),
     ("var-correction-value", Call("segment_std", _D, np.array([0, 0]), {"num_segments": 1,
@@ -271,8 +272,9 @@ _GRAD_IDS = np.array([1, 0, 1, 1, 0])
 
 
 def _numerical_gradient(op: str, cotangent: npt.NDArray[Any], **kwargs: Any) -> npt.NDArray[Any]:
-    f = partial(reference.ref_segment_toolkit, segment_ids=_GRAD_IDS, num_segments=2, op=op,
-                **kwargs)  # fmt: skip
+    def f(data: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        return reference.ref_segment_toolkit(data, _GRAD_IDS, 2, op, **kwargs)
+
     grad = np.zeros_like(_GRAD_DATA)
     eps = 1e-6
     for position in np.ndindex(*_GRAD_DATA.shape):
@@ -328,3 +330,31 @@ def test_autograd_torch(backend, op):
     np.testing.assert_allclose(
         got, _numerical_gradient(op, cotangent, **kwargs), rtol=1e-6, atol=1e-8
     )
+
+
+@pytest.mark.cell("segment toolkit CSR")
+@pytest.mark.parametrize("op", OPS)
+@named_rows(
+    ("offsets", "options"),
+    [
+        ("vector", [1, 3, 3, 6], {}),
+        ("batched", [[0, 2, 2], [1, 1, 4]], {}),
+        ("empty_value", [0, 0, 2, 5], {"empty_value": -3}),
+    ],
+)
+def test_csr(backend, op, offsets, options):
+    """``segment_csr(reduce=op)``: the toolkit over CSR offsets, with rows before the first
+    offset and after the last, empty segments and a batch axis."""
+    offsets = np.array(offsets)
+    rng = np.random.default_rng(7)
+    dtype = "float64" if "float64" in backend.dtypes else "float32"
+    data = rng.integers(-2, 3, size=(*offsets.shape[:-1], 6, 2)).astype(dtype)
+    if op in ("softmax", "log_softmax") and "empty_value" in options:
+        options = {}  # (no value per segment)
+    if op in ("var", "std"):
+        options = {**options, "correction": 1}
+    index_dtype = np.int64 if "int64" in backend.dtypes else np.int32
+    out = pg.segment_csr(backend.asarray(data), backend.asarray(offsets.astype(index_dtype)),
+                         reduce=op, **options)  # fmt: skip
+    expected = reference.ref_csr_toolkit(data, offsets, op, **options)
+    _close(backend, out, expected, backend.asarray(data), op)
