@@ -360,3 +360,43 @@ def test_doctest_builder_passes(tmp_path, report):
     output = (tmp_path / "output.txt").read_text() if (tmp_path / "output.txt").exists() else ""
     assert done.returncode == 0, f"doctest builder failed:\n{output}\n{done.stderr}"
     assert "0 failures in tests" in output
+
+
+#: The guide of each function of the segment toolkit, and the diagram that guide shows.
+TOOLKIT_PAGES = {
+    "segment_softmax": ("segment_softmax", "segment_softmax"),
+    "segment_log_softmax": ("segment_softmax", "segment_softmax"),
+    "segment_logsumexp": ("segment_logsumexp", "segment_logsumexp"),
+    "segment_argmax": ("segment_argmax", "segment_argmax"),
+    "segment_argmin": ("segment_argmax", "segment_argmax"),
+    "segment_var": ("segment_var", "segment_var"),
+    "segment_std": ("segment_var", "segment_var"),
+    "segment_count": ("segment_count", "segment_count"),
+    "bincount": ("segment_count", "segment_count"),
+}
+
+
+def test_toolkit_pages():
+    """Each function of the segment toolkit has its guide (with the diagram that
+    docs/_ext/generate.py draws, in the operations toctree and table), its API entry, and the
+    contract's numbered sections T1-T9; read from the sources, with no build."""
+    from portagather import _segment_toolkit
+
+    assert set(TOOLKIT_PAGES) == set(_segment_toolkit.__all__)
+    operations = (DOCS / "operations" / "index.md").read_text()
+    api = (DOCS / "api" / "segment_toolkit.md").read_text()
+    generate = (DOCS / "_ext" / "generate.py").read_text()
+    for name, (page, diagram) in TOOLKIT_PAGES.items():
+        guide = (DOCS / "operations" / f"{page}.md").read_text()
+        assert f"](../_generated/diagrams/{diagram}.png)" in guide, name
+        assert f'out / "{diagram}.png"' in generate, name
+        assert f"{{py:func}}`portagather.{name}`" in guide, name
+        assert "{doctest}" in guide and "IndexError" in guide, name
+        assert f"\n{page}\n" in operations.split("```{toctree}")[1], name
+        assert f"({page}.md" in operations, name
+        assert f".. autofunction:: portagather.{name}\n" in api, name
+    contract = (DOCS / "contract.md").read_text()
+    toolkit = contract.split("\n## The segment toolkit\n")[1]
+    numbers = [line.split(".")[0] for line in toolkit.splitlines() if line.startswith("### T")]
+    assert numbers == [f"### T{n}" for n in range(1, 10)]
+    assert "segment_toolkit" in (DOCS / "api" / "index.md").read_text()
