@@ -18,8 +18,17 @@ import array_api_compat as aac
 import numpy as np
 
 from ._api import segment_reduce
-from ._arguments import empty_value_kind, int_argument, is_array, python_values, segment_call
-from ._arrays import device_for_new, divisor, dtype_kind, per_segment
+from ._arguments import (
+    SEGMENT_SCATTERS,
+    check_promises,
+    check_reduce_dtype,
+    empty_value_kind,
+    int_argument,
+    is_array,
+    python_values,
+    segment_call,
+)
+from ._arrays import device_for_new, divisor, dtype_kind, per_segment, reduction_identity
 from ._indices import Components, normalize
 from ._plan import plan_segments
 from ._segment import filled_empty
@@ -92,11 +101,29 @@ class _Segments:
 
     def reduce(self, values: Any, reduce: str) -> Any:
         """The segment reduction `reduce` of `values` (rows like the data's) at the valid ids,
-        with the extra segment of dropped rows still in it."""
-        return segment_reduce(
-            values, self.ids, self.segments, reduce, indices_are_sorted=self.sorted and not
-            self.dropping, bad_indices="unchecked", function="segment_" + reduce,
-        )  # fmt: skip
+        with the extra segment of dropped rows still in it: the engine's own plan where it
+        has one (Dask's by size), else one scatter of the valid ids into the identity (no
+        policy left to apply: they are valid)."""
+        xp, engine, shape = (
+            self.xp,
+            self.engine,
+            (self.segments, *values.shape[len(self.id_shape) :]),
+        )
+        scatter, dtype = SEGMENT_SCATTERS[reduce], values.dtype
+        identity = reduction_identity(xp, scatter, dtype)
+        sorted_ids = self.sorted and not self.dropping
+        plan = plan_segments(shape, self.id_shape)
+        if engine.segment_plan is not None:
+            planned = engine.segment_plan(
+                values, self.ids, self.segments, scatter, identity, "unchecked", plan.report,
+                False, sorted_ids,
+            )  # fmt: skip
+            if planned is not None:
+                return planned[0]
+        init = engine.full(shape, identity, dtype, values)
+        reduction = check_reduce_dtype(xp, scatter, dtype, "data")
+        promises = check_promises(False, sorted_ids)
+        return engine.scatter(init, Components([self.ids]), values, plan, reduction, promises)
 
     def count(self) -> Any:
         """The rows of each segment (the extra one included), in the widest integer dtype."""
