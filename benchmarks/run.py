@@ -25,18 +25,15 @@ import math
 import re
 import statistics
 import string
-import sys
 import time
 import tracemalloc
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import numpy as np  # noqa: E402
-import workloads  # noqa: E402
-from harness import (  # noqa: E402
+import numpy as np
+import workloads
+from harness import (
     arguments,
+    code_commit,
     fmt_t,
     machine,
     mark,
@@ -47,6 +44,7 @@ from harness import (  # noqa: E402
     table,
 )
 
+HERE = Path(__file__).resolve().parent
 BACKENDS = ("numpy", "jax", "torch", "dask", "tensorflow")
 TARGETED = ("numpy", "jax", "torch")
 MAIN = {
@@ -253,7 +251,13 @@ def build_report(res, quick, previous=""):
         "notes": section_notes(res),
         **carried,
     }
-    text = string.Template(TEMPLATE.read_text()).substitute(sections)
+    own = {k: v for k, v in sections.items() if k not in carried}
+    text = string.Template(TEMPLATE.read_text()).safe_substitute(own)
+    # Each section of this run names the commit it measured (Engine choices names its own).
+    measured = f"\n\nMeasured on `{res.get('commit', 'unknown')}`."
+    text = re.sub(r"^## (?!Engine choices).*$", lambda m: m.group(0) + measured, text, flags=re.M)
+    for name, block in carried.items():
+        text = text.replace("${" + name + "}", block)
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
@@ -637,6 +641,7 @@ def main(argv=None):
         "notes": [],
         "threads": res_threads,
         "repeat": args.repeat,
+        "commit": code_commit(),
     }
     main_keys = [k for k in args.workloads if k in MAIN]
     res["workloads"] = main_keys

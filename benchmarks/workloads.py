@@ -23,10 +23,10 @@ Safety classes, so that like is compared with like:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from harness import Candidate
 
 import portagather as pg
 
@@ -52,14 +52,6 @@ class Workload:
 
     def bytes_out_plus_indices(self) -> int:
         return self.out_elements * self.params.itemsize + self.indices.nbytes
-
-
-@dataclass
-class Candidate:
-    name: str
-    kind: str  # PG, CHECKED, UNCHECKED, REFERENCE in run.py; "pg" or "native" in scatter.py
-    fn: Callable
-    policy: str | None = None  # for portagather candidates
 
 
 def pg_call(_xp, w: Workload, policy, p, i):
