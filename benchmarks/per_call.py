@@ -568,11 +568,6 @@ def main(argv: list[str] | None = None) -> None:
         help="compat.torch's front ends against PyTorch: section per-call-torch",
     )
     parser.add_argument("--no-write", action="store_true", help="print the section only")
-    parser.add_argument(
-        "--commit", default=None,
-        help="the commit the measured source stands at, for the section (default: the HEAD of "
-        "the imported source's checkout, -dirty where it has changes)",
-    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.from_json:
         harness.write_section("per-call", report(json.loads((HERE / "per_call.json").read_text())))
