@@ -20,8 +20,8 @@ under ``"unchecked"`` on NumPy and PyTorch (JAX eager is reported).
 
 The profile: ``cProfile`` over ``--profile-calls`` calls of each function under ``"error"``;
 the functions of most own time (``tottime``) per call, in microseconds. The profiler's own
-cost (about a microsecond per Python call) is in these figures, so they add up to more than
-the unprofiled time; they show which steps remain and their order.
+cost per Python call is in these figures, so they add up to more than the unprofiled time;
+they show which steps remain and their order.
 
 ``--front-ends``: each front end of ``portagather.compat.torch`` on the same inputs as CPU
 tensors (an 8 x 3 index along dim 1; 5 rows along dim 0; 5 index pairs for ``index_put``)
@@ -442,7 +442,7 @@ def report(res: dict[str, Any]) -> str:
             "",
             f"`cProfile` over {res['profile_calls']} calls of each function; the "
             f"{res['top']} functions of most own time, in µs per call (own time; the "
-            "profiler's cost of about a microsecond per Python call is included, so a "
+            "profiler's own cost per Python call is included, so a "
             "row adds up to more than the unprofiled time above). Built-ins are the "
             "backend's own operations.",
             "",
@@ -560,7 +560,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--inner", type=int, default=100, help="calls per timed sample, at most")
     parser.add_argument("--functions", nargs="+", default=None, help="e.g. gather_nd scatter_d")
     parser.add_argument("--profile-calls", type=int, default=2000, help="0: no profile")
-    parser.add_argument("--top", type=int, default=5, help="steps shown per profile")
+    parser.add_argument("--top", type=int, default=None, help="steps per profile (5; 4 front ends)")
     parser.add_argument("--from-json", action="store_true", help="the section from per_call.json")
     parser.add_argument(
         "--front-ends",
@@ -574,6 +574,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.quick:
         args.rounds, args.inner, args.profile_calls = 3, 5, min(args.profile_calls, 50)
+    args.top = args.top or (4 if args.front_ends else 5)
     harness.setup(args.threads, ["torch"] if args.front_ends else args.backends)
     if args.front_ends:
         res = run_front_ends(args.rounds, args.inner, args.repeat, args.profile_calls, args.top)

@@ -1,8 +1,7 @@
 """portagather against the native idioms and TensorFlow, measured side by side.
 
     python benchmarks/run.py            # full run (a few minutes), writes benchmarks/RESULTS.md
-    python benchmarks/run.py --quick    # smoke run on small data (~30 s; ~3 s with
-                                        # --backends numpy); writes nothing
+    python benchmarks/run.py --quick    # smoke run on small data; writes nothing
     python benchmarks/run.py --backends numpy torch --workloads W1 W4
 
 Every candidate of one workload on one backend is timed in the same process, interleaved
@@ -80,8 +79,9 @@ def run_block(backend, w, budget, check=True):
 def run_block_repeated(backend, w, budget, repeat):
     """:func:`run_block` `repeat` times, each with candidates made afresh (new compilations,
     new buffers): each candidate's time is the median over the repeats, and the block keeps
-    the range of each ratio. On a shared machine one block's ratios moved by far more than
-    their distance from 1 (JAX W3 "unchecked": 0.7 to 1.6 for the same code)."""
+    the range of each ratio: on a shared machine one block's ratios can move by more than
+    their distance from 1 (the ranges in brackets of RESULTS.md's "Summary: portagather /
+    fastest native of the same safety")."""
     repeats = [run_block(backend, w, budget, check=k == 0) for k in range(repeat)]
     rows = [
         {**row, "seconds": statistics.median(rs[0][n]["seconds"] for rs in repeats)}

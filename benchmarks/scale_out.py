@@ -1,6 +1,6 @@
 """Scale-out on Dask: what each task reads and writes, and a cluster smaller than params.
 
-    python benchmarks/scale_out.py           # the table and the cluster series (~5 min)
+    python benchmarks/scale_out.py           # the table and the cluster series
     python benchmarks/scale_out.py --quick   # small sizes, writes nothing
 
 Part 1, on the issue's shape (params 4000 x 4000 float32 in 64 blocks of 500 x 500, indices

@@ -710,7 +710,8 @@ def profile(keys: list[str], backends: list[str], reduces: list[str], quick: boo
                         rows.append([key, backend, reduce, c.name, f"{t * 1e6:.0f}",
                                      f"{native * 1e6:.0f} (`{fastest}`)", f"{t / native:.2f}",
                                      steps])  # fmt: skip
-    command = f"python benchmarks/scatter.py --profile --workloads {' '.join(keys)}"
+    command = (f"python benchmarks/scatter.py --profile --workloads {' '.join(keys)} "
+               f"--reduces {' '.join(reduces)}")  # fmt: skip
     header_row = ["workload", "backend", "reduce", "portagather", "µs", "native µs", "ratio",
                   "top steps: own µs per call"]  # fmt: skip
     lines = [
@@ -718,8 +719,8 @@ def profile(keys: list[str], backends: list[str], reduces: list[str], quick: boo
         "## Scatters: where the time of a large call goes",
         "",
         header(command, threads) + f" Medians of {rounds} interleaved rounds; steps: `cProfile` "
-        f"own time over {calls} calls, µs per call (the profiler adds about a microsecond per "
-        "Python call). The copy of the data and the backend's scatter (`ufunc.at`, "
+        f"own time over {calls} calls, µs per call (the profiler's own cost per Python call "
+        "included). The copy of the data and the backend's scatter (`ufunc.at`, "
         "`scatter_add_`, `scatter_reduce_`) are what the native runs too.",
         "",
         table(header_row, rows),
