@@ -1,26 +1,12 @@
 """What every benchmark script shares: timing, threads, arguments, natives, RESULTS.md, clusters.
 
-Every script in ``benchmarks/`` imports it as ``import harness`` (Python puts a script's own
-folder first on ``sys.path``); the decision records run as modules from ``benchmarks/``
-(``cd benchmarks && python -m decisions.last_wins``), which puts that folder there too.
-
-The rules it keeps (``benchmarks/README.md``):
-
-- **Interleaved rounds, medians.** Every candidate of one block runs in the same process:
-  warm-up calls first (the first result may be compared with the expected one), then rounds
-  of one call (or ``inner`` calls) of each candidate in a rotating order; a candidate's time
-  is the median over its rounds. A burst of other work on a shared machine then hits every
-  candidate alike, and one slow round moves no median.
-- **Ratios in the same run.** A figure is portagather's time divided by the fastest native
-  idiom of the same block, measured in the same rounds; with ``--repeat`` the block is
-  measured again (candidates made afresh where the script says so), the ratio is the median
-  over the repeats and its range is kept.
-- **One intra-op thread** per backend unless ``--threads`` says otherwise
-  (:func:`set_threads`), set before any backend runs anything; a section's first line
-  (:func:`header`) names the count the run used and the commit it measured.
-- **One section each.** Every script writes its own section of ``RESULTS.md``, between
-  ``<!-- name -->`` and ``<!-- /name -->`` (:func:`write_section`); ``run.py`` rebuilds the
-  rest of the report and carries the others over.
+The rules it keeps are ``benchmarks/README.md``'s "Rules": interleaved rounds and medians,
+ratios within one run, one intra-op thread unless ``--threads`` says otherwise (the header
+of a section, :func:`header`, names the count and the commit measured), one section of
+``RESULTS.md`` per script. Every script in ``benchmarks/`` imports it as ``import harness``
+(Python puts a script's own folder first on ``sys.path``); the decision records run as
+modules from ``benchmarks/`` (``cd benchmarks && python -m decisions.last_wins``), which puts
+that folder there too.
 """
 
 from __future__ import annotations

@@ -9,11 +9,9 @@ Every candidate of one workload on one backend is timed in the same process, int
 over the rounds is reported. JAX runs with ``jax_enable_x64`` so that the indices stay int64.
 
 The report is ``RESULTS.template.md`` with its named sections filled by the ``section_*``
-functions; the sections the other scripts write (:data:`CARRIED`: ``scale_out.py``,
-``scatter.py``, ``decisions/last_wins.py``, ``decisions/jax_eager.py``, ``segments.py``,
-``segments_scale_out.py``, ``segments_dask_idioms.py``, ``gpu.py``, ``per_call.py``,
-``per_call_torch.py``, ``profile_scatter.py``) are carried over from the old report.
-Timing, threads and the sections: ``harness.py``.
+functions, each of its headings followed by the commit measured; the sections the other
+scripts write (:data:`CARRIED`; ``benchmarks/README.md`` says which) are carried over from
+the old report. Timing, threads and the sections: ``harness.py``.
 """
 
 from __future__ import annotations
