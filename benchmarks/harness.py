@@ -319,14 +319,17 @@ def arguments(
     rounds: int | None = None,
     threads: bool = False,
     backends: Sequence[str] | None = None,
+    commit: bool = True,
 ) -> argparse.ArgumentParser:
     """A parser with the options the scripts share: ``--quick`` (with its help, unless
     None), ``--repeat`` (blocks measured this often), ``--rounds`` (its default),
     ``--threads`` (intra-op threads, default 1), ``--backends`` (these, all by default) and
-    ``--commit`` (the commit a section names, for one rewritten from saved figures)."""
+    ``--commit`` (the commit a section names, for one rewritten from saved figures; not for a
+    script that writes no section)."""
     parser = argparse.ArgumentParser(description=(doc or " ").strip().splitlines()[0])
-    parser.add_argument("--commit", default=None, help="the commit measured, as the section "
-                        "names it (default: the imported source's)")  # fmt: skip
+    if commit:
+        parser.add_argument("--commit", default=None, help="the commit measured, as the "
+                            "section names it (default: the imported source's)")  # fmt: skip
     if quick is not None:
         parser.add_argument("--quick", action="store_true", help=quick)
     if repeat:

@@ -163,7 +163,7 @@ def jax_rows(cells, results, rounds):
 
 
 def main():
-    parser = arguments(__doc__, quick=None, rounds=30)
+    parser = arguments(__doc__, quick=None, rounds=30, commit=False)
     parser.add_argument("cells", nargs="*", help="backend:workload:policy (default: all > 1.00)")
     parser.add_argument("--results", default=str(HERE / "RESULTS.json"))
     parser.add_argument("--calls", type=int, default=10, help="profiled calls per candidate")

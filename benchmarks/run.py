@@ -231,6 +231,10 @@ def build_report(res, quick, previous=""):
             else ""
         ),
         "date": time.strftime("%Y-%m-%d %H:%M", time.localtime(res["started"])),
+        "command": "python benchmarks/run.py"
+        + (f" --repeat {res['repeat']}" if res.get("repeat", 1) > 1 else "")
+        + (f" --threads {th}" if th != 1 else ""),
+        "commit": res.get("commit", "unknown"),
         "elapsed": f"{res['elapsed']:.0f}",
         "machine": section_machine(m),
         "threads": section_threads(th),
