@@ -36,6 +36,7 @@ from harness import (
     mark,
     marked,
     measure,
+    ratio_cell,
     section_pattern,
     setup,
     table,
@@ -313,14 +314,10 @@ def section_summary(res):
                 if not blk or pol not in blk["ratios"]:
                     cells.append("-")
                     continue
-                r = blk["ratios"][pol][0]
+                low, high = blk.get("spread", {}).get(pol) or (0, 0)
+                r = {"ratio": blk["ratios"][pol][0], "low": low, "high": high}
                 targeted = b in TARGETED and key != "W6"
-                cell = marked(r, 1.0) if targeted else f"{r:.2f}"
-                low_high = blk.get("spread", {}).get(pol)
-                if low_high:  # to as many decimals as the median
-                    d = len(cell.split()[0].split(".")[1])
-                    cell += f" ({low_high[0]:.{d}f}-{low_high[1]:.{d}f})"
-                cells.append(cell)
+                cells.append(ratio_cell(r, 1.0 if targeted else None, 2 if high else 1))
         rows.append(cells)
     return table(header, rows)
 

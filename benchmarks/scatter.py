@@ -539,11 +539,8 @@ def run(
                 if blk is None:
                     continue
                 blocks.append(blk)
-                cells = ", ".join(
-                    f"{col} {r['ratio']:.2f}" + (f" ({r['low']:.2f}-{r['high']:.2f})"
-                                                 if repeat > 1 else "")
-                    for col, r in blk["ratios"].items()
-                )  # fmt: skip
+                cells = ", ".join(f"{col} {ratio_cell(r, None, repeat)}"
+                                  for col, r in blk["ratios"].items())  # fmt: skip
                 print(
                     f"{key:3} {backend:10} {reduce:8} native {blk['native_s'] * 1e3:8.2f} ms "
                     f"({blk['native']}): {cells}",
@@ -551,7 +548,7 @@ def run(
                 )
                 if "deterministic" in blk:
                     print("    " + ", ".join(
-                        f"{col} {r['ratio']:.2f} ({r['low']:.2f}-{r['high']:.2f})"
+                        f"{col} {ratio_cell(r, None, 2)}"
                         for col, r in blk["deterministic"].items() if col != "seconds"
                     ), flush=True)  # fmt: skip
             if "jax-eager" in backends and not key.endswith("u"):

@@ -793,10 +793,10 @@ def run(quick: bool, backends: list[str], parts: list[str], repeat: int) -> list
                     blocks.append(blk)
                     print(f"\n{backend} {part} {key} {reduce or ''} ({blk['rounds']} rounds)")
                     for r in blk["rows"]:
-                        spread = f" ({r['low']:.2f}-{r['high']:.2f})" if repeat > 1 else ""
                         print(
                             f"  {r['candidate'][:66]:66s} {r['seconds'] * 1e3:8.2f} ms "
-                            f"{r['ratio']:6.2f}{spread} alone {r['alone']:5.2f}  {r['check']}",
+                            f"{harness.ratio_cell(r, None, repeat)} alone {r['alone']:5.2f}  "
+                            f"{r['check']}",
                             flush=True,
                         )
     return blocks
