@@ -167,23 +167,28 @@ def pg_call(key: str, p: Any, i: Any, u: Any, reduce: str, policy: str, **extra:
 def pg_candidates(
     key: str, args: tuple[Any, ...], reduce: str, policies: tuple[str, ...],
     wrap: Callable[[Callable[..., Any]], Callable[..., Any]] | None = None,
+    scatter_d: bool = False,
 ) -> list[Candidate]:  # fmt: skip
     """portagather under each policy, and under the last with ``unique_indices=True`` on
     S1u/S2u (where the functions take it). `wrap` turns ``f(p, i, u)`` into what is timed
-    (``jax.jit``); the candidate's ``policy`` is the column its ratio goes in."""
+    (``jax.jit``); the candidate's ``policy`` is the column its ratio goes in. `scatter_d`:
+    S2 through ``scatter_d`` (PyTorch's argument order), as PyTorch's users call it."""
     function = pg.scatter_nd if key.startswith("S1") else pg.put_along_axis
     variants = [(policy, policy, {}) for policy in policies]
-    promise = promise_kwargs(function)
+    promise = promise_kwargs(pg.scatter_d if scatter_d else function)
     if key.endswith("u") and promise is not None:
         variants.append(("promise", policies[-1], promise))
     out = []
     for column, policy, extra in variants:
 
         def f(p: Any, i: Any, u: Any, policy: str = policy, extra: Any = extra) -> Any:
+            if scatter_d:
+                return pg.scatter_d(p, 1, i, u, reduce=reduce, bad_indices=policy, **extra)
             return pg_call(key, p, i, u, reduce, policy, **extra)
 
         g = wrap(f) if wrap is not None else f
-        label = f"pg {policy}" + (" unique_indices=True" if extra else "")
+        label = ("pg.scatter_d " if scatter_d else "pg ") + policy
+        label += " unique_indices=True" if extra else ""
         out.append(Candidate(label, PG, lambda g=g: g(*args), policy=column))
     return out
 
@@ -314,29 +319,10 @@ def _torch(key: str, data: dict[str, Any], reduce: str) -> list[Candidate]:
             return out.scatter_reduce_(1, i, u, how)
 
         natives.append(Candidate("scatter_/scatter_add_/scatter_reduce_(1)", NATIVE, along))
-        mine = _torch_scatter_d(key, (p, i, u), reduce)
+        mine = pg_candidates(key, (p, i, u), reduce, ("error", "unchecked"), scatter_d=True)
     if unique and how is not None:
         natives.append(Candidate("flat out[f] = op(out[f], u)", NATIVE, gather_op_scatter))
     return mine + natives
-
-
-def _torch_scatter_d(key: str, args: tuple[Any, ...], reduce: str) -> list[Candidate]:
-    """S2 on PyTorch through ``scatter_d`` (torch's own argument order)."""
-    promise = promise_kwargs(pg.scatter_d)
-    variants = [("error", "error", {}), ("unchecked", "unchecked", {})]
-    if key.endswith("u") and promise is not None:
-        variants.append(("promise", "unchecked", promise))
-    p, i, u = args
-    return [
-        Candidate(
-            f"pg.scatter_d {policy}" + (" unique_indices=True" if extra else ""), PG,
-            lambda policy=policy, extra=extra: pg.scatter_d(
-                p, 1, i, u, reduce=reduce, bad_indices=policy, **extra
-            ),
-            policy=column,
-        )
-        for column, policy, extra in variants
-    ]  # fmt: skip
 
 
 def _jax_natives(key: str, p: Any, reduce: str) -> list[tuple[str, Callable[..., Any]]]:

@@ -52,14 +52,19 @@ from portagather.compat import torch as pgt
 _PLANS: dict[tuple[Any, ...], Callable[..., Any]] = {}
 
 
+def _cached(fn: Callable[..., Any], kind: str, static: dict[str, Any],
+            make: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:  # fmt: skip
+    """``jax.jit`` of what `make` builds, once per function, `kind` and static arguments;
+    ``jit`` caches one compilation per shape and dtype of the arrays (which decide the plan)."""
+    key = (fn, kind, tuple(sorted(static.items())))
+    if key not in _PLANS:
+        _PLANS[key] = jax_jit(make())
+    return _PLANS[key]
+
+
 def planned(fn: Callable[..., Any], **static: Any) -> Callable[..., Any]:
-    """One ``jax.jit`` of `fn` per function and static arguments; ``jit`` caches one
-    compilation per shape and dtype of the arrays (which decide the plan)."""
-    key = (fn, tuple(sorted(static.items())))
-    jitted = _PLANS.get(key)
-    if jitted is None:
-        jitted = _PLANS[key] = jax_jit(functools.partial(fn, **static))
-    return jitted
+    """One ``jax.jit`` of `fn` per function and static arguments."""
+    return _cached(fn, "plan", static, lambda: functools.partial(fn, **static))
 
 
 def jax_jit(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -72,15 +77,12 @@ def flagged(fn: Callable[..., Any], bad: Callable[..., Any], **static: Any) -> C
     """``"error"`` by a flag: one jitted computation of the ``"clip"`` result and of whether
     any index is bad (`bad` of the arguments); where the flag is set, today's eager call,
     which raises the exact IndexError."""
-    key = (fn, "flag", tuple(sorted(static.items())))
-    jitted = _PLANS.get(key)
-    if jitted is None:
-        import jax.numpy as jnp
+    import jax.numpy as jnp
 
-        def both(*args: Any) -> Any:
-            return fn(*args, bad_indices="clip", **static), jnp.any(bad(*args))
+    def both(*args: Any) -> Any:
+        return fn(*args, bad_indices="clip", **static), jnp.any(bad(*args))
 
-        jitted = _PLANS[key] = jax_jit(both)
+    jitted = _cached(fn, "flag", static, lambda: both)
 
     def call(*args: Any) -> Any:
         result, any_bad = jitted(*args)
@@ -94,12 +96,9 @@ def flagged(fn: Callable[..., Any], bad: Callable[..., Any], **static: Any) -> C
 def ranged(fn: Callable[..., Any], bad: Callable[..., Any], **static: Any) -> Callable[..., Any]:
     """``"error"`` by a range read: one jitted check (read on the host), then the jitted
     ``"unchecked"`` pipeline."""
-    key = (fn, "range", tuple(sorted(static.items())))
-    check = _PLANS.get(key)
-    if check is None:
-        import jax.numpy as jnp
+    import jax.numpy as jnp
 
-        check = _PLANS[key] = jax_jit(lambda *args: jnp.any(bad(*args)))
+    check = _cached(fn, "range", static, lambda: lambda *args: jnp.any(bad(*args)))
     run = planned(fn, bad_indices="unchecked", **static)
 
     def call(*args: Any) -> Any:
@@ -129,12 +128,8 @@ def host_ranged(
 def checkified(fn: Callable[..., Any], **static: Any) -> Callable[..., Any]:
     from jax.experimental import checkify
 
-    key = (fn, "checkify", tuple(sorted(static.items())))
-    jitted = _PLANS.get(key)
-    if jitted is None:
-        jitted = _PLANS[key] = jax_jit(
-            checkify.checkify(functools.partial(fn, bad_indices="error", **static))
-        )
+    jitted = _cached(fn, "checkify", static, lambda: checkify.checkify(
+        functools.partial(fn, bad_indices="error", **static)))  # fmt: skip
 
     def call(*args: Any) -> Any:
         err, result = jitted(*args)
