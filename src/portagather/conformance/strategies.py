@@ -614,7 +614,17 @@ SEGMENT_GROUPS: dict[str, tuple[str, ...]] = {
     ),
     "torch.index": tuple(f"compat.torch.index_{n}" for n in ("select", "add", "reduce", "put")),
     "torch.segment_reduce": ("compat.torch.segment_reduce",),
+    "segment_toolkit": tuple(
+        f"segment_{f}"
+        for f in ("softmax", "log_softmax", "logsumexp", "argmax", "argmin", "var", "std")
+    ),
 }
+
+#: The toolkit's functions that take floating data only (and whose values are compared
+#: within rounding: each backend's exp and log may differ in the last bit).
+TOOLKIT_FLOATING = tuple(
+    f"segment_{f}" for f in ("softmax", "log_softmax", "logsumexp", "var", "std")
+)
 
 #: (data shape, ids shape): a few, so that JAX compiles each once.
 _SEGMENT_BASES = [((4,), (4,)), ((4, 2), (4,)), ((2, 3), (2, 3)), ((2, 3, 2), (2, 3)),
@@ -665,6 +675,8 @@ def odd_segment_calls(draw: st.DrawFn, group: str) -> OddCall:
     n = draw(st.sampled_from([3, 3, 1, 0, 5]))
     sort = group == "tf.math.segment" or draw(st.booleans())
     data = _small_data(draw, shape, op.endswith("prod"))
+    if op in TOOLKIT_FLOATING and draw(st.integers(0, 3)):  # mostly data they take
+        data = data.astype(np.float32)
     # Never a huge positive id: under num_segments=None it would size a result no memory holds.
     ids = _index_forms(draw, _ids(draw, id_shape, n, sort), negative=True)
     spec: dict[str, Any] = {"data": Arr(data), "index": ids}
