@@ -66,14 +66,15 @@ TEST_EXTRA = {
 }
 
 
-def pytest_configure(config: pytest.Config) -> None:
+def pytest_configure() -> None:
     missing = [name for name in TEST_EXTRA if importlib.util.find_spec(name) is None]
     if missing:
         extras = ", ".join(f"{name} (extra {TEST_EXTRA[name]})" for name in missing)
-        raise pytest.UsageError(
+        msg = (
             f"the tests need {extras}, which are not installed: "
             'pip install -e ".[test]" installs every one (no test is skipped without them)'
         )
+        raise pytest.UsageError(msg)
 
 
 @pytest.fixture(params=list(KNOWN))
