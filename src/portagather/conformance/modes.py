@@ -6,8 +6,10 @@ every array argument is a tracer, as in a user's jitted function. Under ``"lazy"
 runs on Dask with every computation refused, so it must only build a graph; the test computes
 the result afterwards. The suite's plugin parametrizes a test that takes ``mode`` with the
 modes of each selected backend (``modes_of``), narrowed by ``@pytest.mark.modes(...)``. It is
-the one way a test runs one body eagerly and transformed: no test takes a flag of its own
-(a ``jit`` boolean) for it, and the unit tests in ``tests/`` call :func:`in_mode` too.
+the one way a test runs one body eagerly and transformed, for the gathers, the scatters
+(``ScatterCall.run``) and the segment reductions alike: no test takes a flag of its own (a
+``jit`` boolean) or counts Dask's tasks itself, and the unit tests in ``tests/`` call
+:func:`in_mode` and :func:`no_compute` too.
 """
 
 from __future__ import annotations
