@@ -228,18 +228,21 @@ def _mixed_take_along_axis_case(draw: st.DrawFn) -> tuple[Any, ...]:
     return "take_along_axis", shape, index_shape, kwargs, [shape[axis]]
 
 
+_MIXED_CASES = {
+    "gather_nd": _mixed_gather_nd_case,
+    "gather": _mixed_gather_case,
+    "gather_d": _mixed_gather_d_case,
+    "take_along_axis": _mixed_take_along_axis_case,
+}
+
+
 @st.composite
 def mixed_calls(
-    draw: st.DrawFn, dtypes: tuple[str, ...], index_dtypes: tuple[str, ...]
+    draw: st.DrawFn, op: str, dtypes: tuple[str, ...], index_dtypes: tuple[str, ...]
 ) -> tuple[str, np.ndarray, np.ndarray, dict[str, Any], str]:
-    op, shape, index_shape, options, sizes = draw(
-        st.one_of(
-            _mixed_gather_nd_case(),
-            _mixed_gather_case(),
-            _mixed_gather_d_case(),
-            _mixed_take_along_axis_case(),
-        )
-    )
+    """Calls of gather `op` as in the comment above, in those of `dtypes` (data) and
+    `index_dtypes` the backend holds."""
+    op, shape, index_shape, options, sizes = draw(_MIXED_CASES[op]())
     policy = draw(st.sampled_from(MIXED_POLICIES))
     index_dtype = draw(
         st.sampled_from(
