@@ -17,9 +17,18 @@ from typing import Any
 import array_api_compat as aac
 import numpy as np
 
-from ._api import segment_reduce
-from ._arguments import empty_value_kind, int_argument, is_array, python_values, segment_call
-from ._arrays import device_for_new, divisor, dtype_kind, per_segment
+from ._api import gather, segment_reduce
+from ._arguments import (
+    SEGMENT_SCATTERS,
+    check_promises,
+    check_reduce_dtype,
+    empty_value_kind,
+    int_argument,
+    is_array,
+    python_values,
+    segment_call,
+)
+from ._arrays import device_for_new, divisor, dtype_kind, per_segment, reduction_identity
 from ._indices import Components, normalize
 from ._plan import plan_segments
 from ._segment import filled_empty
@@ -35,6 +44,10 @@ __all__ = [
     "segment_std",
     "segment_var",
 ]
+
+
+#: The most rows of a call whose steps run by keyed routes (:attr:`_Segments.keyed`).
+_KEYED_ROWS = 256
 
 
 class _Segments:
@@ -62,7 +75,7 @@ class _Segments:
         self.inner = tuple(data.shape[len(self.id_shape) :])
         self.plan = call.scatters.scatter.plan
         self.ids, self.kept, self.bad, self.raw_ids = ids, None, None, ids
-        self.dropping = False
+        self.dropping = self.keyed = False
         if not self.rows:
             return
         if not self.n:  # every id is out of range
@@ -84,6 +97,13 @@ class _Segments:
             self.dropping = True
             valid = self.xp.where(components.keep, valid, self.xp.full_like(valid, self.n))
         self.ids, self.bad = valid, components.bad
+        # A small call of an engine that keys its calls: each step by its own keyed route,
+        # whose backend kernel takes the valid ids as they are (no plan made per call).
+        self.keyed = (
+            self.rows <= _KEYED_ROWS
+            and self.engine.array_type is not None
+            and self.engine.route_keys((data, valid)) is not None
+        )
 
     @property
     def segments(self) -> int:
@@ -92,11 +112,29 @@ class _Segments:
 
     def reduce(self, values: Any, reduce: str) -> Any:
         """The segment reduction `reduce` of `values` (rows like the data's) at the valid ids,
-        with the extra segment of dropped rows still in it."""
-        return segment_reduce(
-            values, self.ids, self.segments, reduce, indices_are_sorted=self.sorted and not
-            self.dropping, bad_indices="unchecked", function="segment_" + reduce,
-        )  # fmt: skip
+        with the extra segment of dropped rows still in it: the engine's own plan where it
+        has one (Dask's by size), else one scatter of the valid ids into the identity (no
+        policy left to apply: they are valid)."""
+        if self.keyed:
+            return segment_reduce(values, self.ids, self.segments, reduce,
+                                  function=f"segment_{reduce}")  # fmt: skip
+        xp, engine = self.xp, self.engine
+        shape = (self.segments, *values.shape[len(self.id_shape) :])
+        scatter, dtype = SEGMENT_SCATTERS[reduce], values.dtype
+        identity = reduction_identity(xp, scatter, dtype)
+        sorted_ids = self.sorted and not self.dropping
+        plan = plan_segments(shape, self.id_shape)
+        if engine.segment_plan is not None:
+            planned = engine.segment_plan(
+                values, self.ids, self.segments, scatter, identity, "unchecked", plan.report,
+                False, sorted_ids,
+            )  # fmt: skip
+            if planned is not None:
+                return planned[0]
+        init = engine.full(shape, identity, dtype, values)
+        reduction = check_reduce_dtype(xp, scatter, dtype, "data")
+        promises = check_promises(False, sorted_ids)
+        return engine.scatter(init, Components([self.ids]), values, plan, reduction, promises)
 
     def count(self) -> Any:
         """The rows of each segment (the extra one included), in the widest integer dtype."""
@@ -107,6 +145,8 @@ class _Segments:
 
     def spread(self, table: Any) -> Any:
         """``table[ids]``: each row's segment value, of the data's shape."""
+        if self.keyed:
+            return gather(table, self.ids, axis=0)
         plan = plan_segments(tuple(table.shape), self.id_shape)
         return self.engine.gather(table, Components([self.ids]), plan)
 
