@@ -97,6 +97,10 @@ _SEGMENT = (
         "bad_indices": ("ignore", "clip"),
     },
 )
+#: The segment functions with one value per segment: an empty segment (0) shows empty_value.
+_EMPTY_VALUED = (_SEGMENT[0], _SEGMENT[1], {**_SEGMENT[2], "empty_value": (None, -1)})
+#: var and std: their degrees of freedom too.
+_CORRECTED = (_EMPTY_VALUED[0], _EMPTY_VALUED[1], {**_EMPTY_VALUED[2], "correction": (0, 1)})
 _UNSORTED = ({"data": D, "segment_ids": i(2, 0, 0)}, {}, {"num_segments": (3, 4)})
 _TF_SCATTER = (
     {"tensor": D, "indices": i([0], [2], [0], [5]), "updates": np.full((4, 4), 10, np.float32)},
@@ -139,12 +143,34 @@ TABLE: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, tuple[Any, Any]
         {"bad_indices": "ignore", "reduce": "add"},
         {"axis": (-1, 0), **_SCATTER_OPTIONS},
     ),
-    **{f"pg.segment_{r}": _SEGMENT for r in ("sum", "mean", "max", "min", "prod")},
-    "pg.segment_csr": (
-        {"data": D, "offsets": i(0, 1, 3)},
+    **{f"pg.segment_{r}": _EMPTY_VALUED for r in ("sum", "mean", "max", "min", "prod")},
+    # An id of 3 shows num_segments: dropped (its row 0 or -inf) where 3, kept where 4.
+    **{
+        f"pg.segment_{r}": ({**_SEGMENT[0], "segment_ids": i(1, 2, 3)}, *_SEGMENT[1:])
+        for r in ("softmax", "log_softmax")
+    },
+    **{f"pg.segment_{r}": _EMPTY_VALUED for r in ("logsumexp", "argmax", "argmin")},
+    **{f"pg.segment_{r}": _CORRECTED for r in ("var", "std")},
+    "pg.segment_count": (
+        {"segment_ids": i(1, 2, -1)},
+        {"num_segments": 3, "bad_indices": "ignore"},
+        {k: v for k, v in _SEGMENT[2].items()},
+    ),
+    "pg.bincount": (
+        {"x": i(0, 1, 1, 3), "weights": f(0.5, 1, 2, 4)},
         {},
+        {"minlength": (0, 6), "length": (None, 5)},
+    ),
+    "pg.segment_csr": (
+        {"data": D, "offsets": i(0, 1, 1, 3)},
+        {"reduce": "var"},
         # "clip": refused for offsets (a route kept for "error" would answer)
-        {"reduce": ("sum", "max"), "bad_indices": ("error", "clip")},
+        {
+            "reduce": ("sum", "max"),
+            "bad_indices": ("error", "clip"),
+            "correction": (0, 1),
+            "empty_value": (None, -1),
+        },
     ),
     # TensorFlow
     "tf.gather": (
