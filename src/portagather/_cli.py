@@ -63,7 +63,9 @@ limitations listed in portagather/conformance/known_failures.txt)."""
 GATHERS = ("gather_nd", "gather", "gather_d", "take_along_axis")
 SCATTERS = ("scatter_nd", "scatter_d", "put_along_axis")
 SEGMENTS = ("segment_sum", "segment_mean", "segment_max", "segment_min", "segment_prod",
-            "segment_csr")  # fmt: skip
+            "segment_csr", "segment_softmax", "segment_log_softmax", "segment_logsumexp",
+            "segment_argmax", "segment_argmin", "segment_var", "segment_std", "segment_count",
+            "bincount")  # fmt: skip
 OPERATIONS = ("all", *GATHERS, *SCATTERS, *SEGMENTS)
 
 # Outcome names in the matrix, and in the words of a backend's one-line summary.

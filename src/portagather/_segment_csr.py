@@ -239,4 +239,13 @@ def segment_csr(
     >>> pg.segment_csr(np.log(np.array([1.0, 3.0, 2.0])), [0, 2], reduce="softmax")
     array([0.25, 0.75, 0.  ])
     """
+    if reduce in _ROW_SHAPED and empty_value is not None:
+        msg = (
+            f"empty_value is the value of an empty segment, which reduce={reduce!r} has none "
+            f"of (its result has the data's shape); got empty_value={empty_value!r}"
+        )
+        raise ValueError(msg)
+    if reduce not in ("var", "std") and not (type(correction) is int and correction == 0):
+        msg = f"correction applies to reduce='var' and 'std' only; got correction={correction!r}"
+        raise ValueError(msg)
     return _csr(data, offsets, reduce, bad_indices, correction, empty_value)

@@ -28,7 +28,14 @@ from ._arguments import (
     python_values,
     segment_call,
 )
-from ._arrays import device_for_new, divisor, dtype_kind, per_segment, reduction_identity
+from ._arrays import (
+    device_for_new,
+    divisor,
+    dtype_kind,
+    dtype_name,
+    per_segment,
+    reduction_identity,
+)
 from ._indices import Components, normalize
 from ._plan import plan_segments
 from ._segment import filled_empty
@@ -532,6 +539,9 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
             msg = f"length must be >= minlength; got length={length} and minlength={minlength}"
             raise ValueError(msg)
     ones, ids = _ones_for(x, "x")
+    if is_array(ids) and dtype_kind(aac.array_namespace(ids), ids.dtype) not in _INTEGERS:
+        msg = f"x must have an integer dtype; got {dtype_name(ids.dtype)}"
+        raise TypeError(msg)  # (before the shape, in the one order)
     if ones.ndim != 1:
         msg = f"x must be 1-dimensional; got an array of shape {tuple(ones.shape)}"
         raise ValueError(msg)
@@ -539,6 +549,9 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
     if length is None:
         length = _count_length(ids, minlength)
     return segment_reduce(data, ids, length, "sum", function="bincount")
+
+
+_INTEGERS = ("signed integer", "unsigned integer")
 
 
 def _count_length(x: Any, minlength: int) -> int:

@@ -68,9 +68,10 @@ def _float_call(call: Call, op: str, dtype: str, rng: np.random.Generator) -> Ca
 
 
 @pytest.mark.cell("segment toolkit {mode}")
-@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("op", [f"segment_{o}" for o in OPS])
 def test_valid_ids(backend, mode, repro, op):
     """Drawn calls with every id valid, in every mode (eager; jit on JAX; lazy on Dask)."""
+    op = op[len("segment_") :]  # the matrix's row is the function's name
     dtype = "float64" if "float64" in backend.dtypes else "float32"
     rng = np.random.default_rng(len(op))
 
@@ -86,11 +87,14 @@ def test_valid_ids(backend, mode, repro, op):
 
 @pytest.mark.cell("segment toolkit policy:{policy}")
 @pytest.mark.parametrize("policy", POLICIES)
-@pytest.mark.parametrize("op", ["softmax", "log_softmax", "logsumexp", "argmax", "var"])
+@pytest.mark.parametrize(
+    "op", [f"segment_{o}" for o in ("softmax", "log_softmax", "logsumexp", "argmax", "var")]
+)
 def test_bad_ids(backend, mode, repro, op, policy):
     """Negative and too-large ids under every policy: ``"error"`` raises naming the first
     (when computed on Dask; under jit it asks for checkify), ``"ignore"`` drops the row (a
     dropped row's softmax is 0, its log-softmax -inf), the others move it into range."""
+    op = op[len("segment_") :]  # the matrix's row is the function's name
     data = np.array([[0.5, -1.0], [2.0, 0.25], [-3.0, 1.5], [1.0, 1.0], [0.0, 4.0]])
     ids = np.array([0, -1, 2, 5, 0])
     call = repro(Call(f"segment_{op}", data, ids, {"num_segments": 3, "bad_indices": policy}))
@@ -111,11 +115,12 @@ _SPECIAL_IDS = np.array([0, 0, 0, 1, 1, 2, 2, 3, 3, 3])
 
 
 @pytest.mark.cell("segment toolkit NaN and infinities")
-@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("op", [f"segment_{o}" for o in OPS])
 def test_nan_infinities_ties(backend, repro, op):
     """A NaN makes its segment NaN (argmax: its position); a segment of -inf only, or with
     +inf, follows the reference's definitions; ties go to the first position; segment 4
     is empty."""
+    op = op[len("segment_") :]  # the matrix's row is the function's name
     call = repro(Call(f"segment_{op}", _SPECIAL, _SPECIAL_IDS, {"num_segments": 5}))
     # inf - inf and inf / inf, which these inputs ask for, warn on NumPy (and Dask's NumPy
     # blocks) as in any NumPy expression: expected here, so not reported.
@@ -126,9 +131,12 @@ def test_nan_infinities_ties(backend, repro, op):
 
 
 @pytest.mark.cell("segment toolkit empty_value")
-@pytest.mark.parametrize("op", [*PER_SEGMENT, "sum", "mean", "max", "min", "prod"])
+@pytest.mark.parametrize(
+    "op", [f"segment_{o}" for o in (*PER_SEGMENT, "sum", "mean", "max", "min", "prod")]
+)
 def test_empty_value(backend, repro, op):
     """``empty_value`` in the empty segments only (1 and 3), on every per-segment function."""
+    op = op[len("segment_") :]  # the matrix's row is the function's name
     data = np.array([[1.0, -2.0], [3.0, 4.0], [0.5, 8.0]])
     call = repro(Call(f"segment_{op}", data, np.array([0, 2, 0]), {"num_segments": 4,
                                                                    "empty_value": -7}))  # fmt: skip
@@ -143,9 +151,10 @@ def test_empty_value(backend, repro, op):
 
 @pytest.mark.cell("segment toolkit integers")
 @pytest.mark.parametrize("dtype", ["int8", "int32", "uint8", "bool"])
-@pytest.mark.parametrize("op", ["argmax", "argmin"])
+@pytest.mark.parametrize("op", ["segment_argmax", "segment_argmin"])
 def test_arg_integers(backend, repro, op, dtype):
     """argmax and argmin of integer and bool data, with ties and an empty segment."""
+    op = op[len("segment_") :]  # the matrix's row is the function's name
     if dtype not in backend.dtypes:
         dtype = "int32"  # (every backend holds int32: the dtype row is then a repeat)
     data = np.array([[3, 1], [5, 1], [5, 0], [0, 0], [1, 1]]).astype(dtype)
@@ -155,9 +164,11 @@ def test_arg_integers(backend, repro, op, dtype):
 
 
 @pytest.mark.cell("segment toolkit counts")
+@pytest.mark.parametrize("op", ["segment_count"])
 @pytest.mark.parametrize("policy", ["error", "ignore", "clip"])
-def test_segment_count(backend, policy):
+def test_segment_count(backend, op, policy):
     """Rows per segment, in the widest integer dtype, against a loop."""
+    del op  # names the matrix row only
     ids = np.array([[3, 0], [3, 9], [1, 3]]) if policy != "error" else np.array([[3, 0], [3, 1]])
     out = pg.segment_count(backend.asarray(ids), 5, bad_indices=policy)
     expected = reference.ref_segment_count(ids, 5, policy)
@@ -176,9 +187,11 @@ def test_segment_count(backend, policy):
         ("empty", [], None, 0, None),
     ],
 )
-def test_bincount(backend, x, weights, minlength, length):
+@pytest.mark.parametrize("op", ["bincount"])
+def test_bincount(backend, op, x, weights, minlength, length):
     """Against NumPy's ``bincount`` itself (the counts, or the weighted sums in the weights'
     dtype: NumPy's are float64)."""
+    del op  # names the matrix row only
     x_array = backend.asarray(
         np.array(x, dtype=np.int64 if "int64" in backend.dtypes else np.int32)
     )
@@ -251,7 +264,9 @@ _BINCOUNT_ERRORS = [
 
 @pytest.mark.cell("segment toolkit errors")
 @named_rows(("args", "kwargs", "error", "pattern"), _BINCOUNT_ERRORS)
-def test_bincount_errors(backend, args, kwargs, error, pattern):
+@pytest.mark.parametrize("op", ["bincount"])
+def test_bincount_errors(backend, op, args, kwargs, error, pattern):
+    del op  # names the matrix row only
     arrays = []
     for a in args:
         if a.dtype == np.float64 and "float64" not in backend.dtypes:
@@ -293,8 +308,9 @@ def _cotangent(op: str) -> npt.NDArray[Any]:
 @pytest.mark.cell("segment toolkit grad")
 @pytest.mark.only("jax")
 @pytest.mark.modes("eager", "jit")
-@pytest.mark.parametrize("op", FLOATING)
+@pytest.mark.parametrize("op", [f"segment_{o}" for o in FLOATING])
 def test_grad_jax(backend, mode, op):
+    op = op[len("segment_") :]  # the matrix's row is the function's name
     import jax
 
     kwargs = {"correction": 1} if op in ("var", "std") else {}
@@ -317,8 +333,9 @@ def test_grad_jax(backend, mode, op):
 
 @pytest.mark.cell("segment toolkit grad")
 @pytest.mark.only("torch")
-@pytest.mark.parametrize("op", FLOATING)
+@pytest.mark.parametrize("op", [f"segment_{o}" for o in FLOATING])
 def test_autograd_torch(backend, op):
+    op = op[len("segment_") :]  # the matrix's row is the function's name
     import torch
 
     kwargs = {"correction": 1} if op in ("var", "std") else {}
@@ -333,7 +350,7 @@ def test_autograd_torch(backend, op):
 
 
 @pytest.mark.cell("segment toolkit CSR")
-@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("op", [f"segment_{o}" for o in OPS])
 @named_rows(
     ("offsets", "options"),
     [
@@ -345,6 +362,7 @@ def test_autograd_torch(backend, op):
 def test_csr(backend, op, offsets, options):
     """``segment_csr(reduce=op)``: the toolkit over CSR offsets, with rows before the first
     offset and after the last, empty segments and a batch axis."""
+    op = op[len("segment_") :]  # the matrix's row is the function's name
     offsets = np.array(offsets)
     rng = np.random.default_rng(7)
     dtype = "float64" if "float64" in backend.dtypes else "float32"
@@ -362,11 +380,12 @@ def test_csr(backend, op, offsets, options):
 
 @pytest.mark.cell("segment toolkit torch.compile")
 @pytest.mark.only("torch")
-@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("op", [f"segment_{o}" for o in OPS])
 def test_torch_compile(backend, op):
     """Each function under ``torch.compile(fullgraph=True)`` (no graph break under a policy
     that reads no value; ``aot_eager``, which traces forward and backward as Inductor's
     front does), against the reference, with a gradient for the floating ones."""
+    op = op[len("segment_") :]  # the matrix's row is the function's name
     import warnings
 
     import torch
