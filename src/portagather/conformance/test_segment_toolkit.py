@@ -408,3 +408,32 @@ def test_torch_compile(backend, op):
             want = _numerical_gradient(op, cotangent)
             np.testing.assert_allclose(backend.to_numpy(data.grad), want, rtol=1e-6, atol=1e-8)
     torch._dynamo.reset()
+
+
+@pytest.mark.cell("segment toolkit vmap")
+@pytest.mark.only("jax")
+@pytest.mark.parametrize("over", ["data", "ids", "both"])
+@pytest.mark.parametrize("op", [f"segment_{o}" for o in OPS])
+def test_vmap(backend, op, over):
+    """``jax.vmap`` over a batch of data, of ids, or of both: each slice as the reference
+    computes it alone (``"clip"``: values under vmap are traced)."""
+    import jax
+
+    op = op[len("segment_") :]  # the matrix's row is the function's name
+    rng = np.random.default_rng(5)
+    data = rng.integers(-2, 3, size=(3, *_GRAD_DATA.shape)).astype(np.float32)
+    ids = np.stack([_GRAD_IDS, _GRAD_IDS[::-1], np.zeros_like(_GRAD_IDS)])
+    function = getattr(pg, f"segment_{op}")
+    axes = {"data": (0, None), "ids": (None, 0), "both": (0, 0)}[over]
+    batched = jax.vmap(lambda d, i: function(d, i, 2, bad_indices="clip"), in_axes=axes)
+    d = data if over != "ids" else data[0]
+    i = ids if over != "data" else ids[0]
+    out = backend.to_numpy(batched(backend.asarray(d), backend.asarray(i)))
+    for k in range(3):
+        want = reference.ref_segment_toolkit(
+            data[k] if over != "ids" else data[0], ids[k] if over != "data" else ids[0], 2, op
+        )
+        if op in ("argmax", "argmin"):
+            assert np.array_equal(out[k], want)
+        else:
+            np.testing.assert_allclose(out[k], want, rtol=2e-5, atol=2e-5, equal_nan=True)
