@@ -437,3 +437,26 @@ def test_vmap(backend, op, over):
             assert np.array_equal(out[k], want)
         else:
             np.testing.assert_allclose(out[k], want, rtol=2e-5, atol=2e-5, equal_nan=True)
+
+
+@pytest.mark.cell("segment toolkit checkify")
+@pytest.mark.only("jax")
+@pytest.mark.parametrize("op", [f"segment_{o}" for o in OPS])
+def test_checkify(backend, op):
+    """``"error"`` under ``jit`` through ``checkify``: a bad id comes back as its error, named
+    as eagerly; valid ids give the reference's answer."""
+    import jax
+    from jax.experimental import checkify
+
+    op = op[len("segment_") :]  # the matrix's row is the function's name
+    function = getattr(pg, f"segment_{op}")
+    checked = checkify.checkify(jax.jit(lambda d, i: function(d, i, 2)))
+    data = backend.asarray(_GRAD_DATA.astype(np.float32))
+    error, out = checked(data, backend.asarray(_GRAD_IDS))
+    assert error.get() is None
+    want = reference.ref_segment_toolkit(_GRAD_DATA.astype(np.float32), _GRAD_IDS, 2, op)
+    _close(backend, out, want, data, op)
+    bad = _GRAD_IDS.copy()
+    bad[3] = 7
+    error, _ = checked(data, backend.asarray(bad))
+    assert "segment_ids[3] = 7 is out of range [0, 2) (num_segments = 2)" in str(error.get())
