@@ -324,14 +324,16 @@ def _arg(data: Any, segment_ids: Any, num_segments: object, indices_are_sorted: 
         return _with_empty(seg, seg.no_rows(0, wide), empty_value)
     extreme = seg.spread(seg.reduce(data, reduce))
     hit = data == extreme
-    if dtype_kind(xp, data.dtype) in ("real floating", "complex floating"):
-        hit = hit | (xp.isnan(data) & xp.isnan(extreme))
-    positions = xp.reshape(
-        xp.arange(seg.rows, dtype=wide, device=device_for_new(data)), seg.id_shape
-    )
-    positions = per_segment(xp, positions, data)
-    last = xp.full_like(positions, seg.rows)
-    first = seg.reduce(xp.where(hit, positions, last), "min")
+    if dtype_kind(xp, data.dtype) == "real floating":
+        # A NaN makes its segment's extreme NaN (the segment reductions' rule), so every NaN
+        # row is a hit of its segment, and the first wins, as in NumPy's argmax.
+        hit = hit | xp.isnan(data)
+    # The positions along the ids' axes, broadcast against the inner ones by `where`.
+    device = device_for_new(data)
+    ones = (1,) * len(seg.inner)
+    positions = xp.reshape(xp.arange(seg.rows, dtype=wide, device=device), seg.id_shape + ones)
+    past = xp.asarray(seg.rows, dtype=wide, device=device)
+    first = seg.reduce(xp.where(hit, positions, past), "min")
     # An empty segment holds the min's identity (the dtype's largest): the row count instead.
     first = xp.minimum(first, xp.full_like(first, seg.rows))
     return _with_empty(seg, seg.per_segment(first), empty_value)
