@@ -24,23 +24,43 @@ from ._segment import (
     segment_sum,
 )
 from ._segment_csr import segment_csr
+from ._segment_toolkit import (
+    bincount,
+    segment_argmax,
+    segment_argmin,
+    segment_count,
+    segment_log_softmax,
+    segment_logsumexp,
+    segment_softmax,
+    segment_std,
+    segment_var,
+)
 
 __all__ = [
     "POLICIES",
     "REDUCTIONS",
     "SEGMENT_REDUCTIONS",
+    "bincount",
     "gather",
     "gather_d",
     "gather_nd",
     "put_along_axis",
     "scatter_d",
     "scatter_nd",
+    "segment_argmax",
+    "segment_argmin",
+    "segment_count",
     "segment_csr",
+    "segment_log_softmax",
+    "segment_logsumexp",
     "segment_max",
     "segment_mean",
     "segment_min",
     "segment_prod",
+    "segment_softmax",
+    "segment_std",
     "segment_sum",
+    "segment_var",
     "take_along_axis",
 ]
 

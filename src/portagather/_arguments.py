@@ -1250,12 +1250,30 @@ def _fill_scalar(fill_value: object) -> Any:
         return _UNKNOWN
 
 
-def _fitted(xp: Any, value: Any, fill_value: object, dtype: Any) -> Any:
-    """`value` as the Python scalar to cast to `dtype`, or a ValueError if it does not fit."""
+def check_empty_value(xp: Any, empty_value: object, dtype: Any) -> Any:
+    """The Python scalar that `empty_value` (the value of an empty segment) stands for,
+    checked against the result's `dtype` as ``fill_value`` is (:func:`check_fill_value`),
+    but a Python or NumPy real scalar only: it is written where no row landed."""
+    if isinstance(empty_value, bool | int | float | np.bool_ | np.integer | np.floating):
+        value = empty_value.item() if isinstance(empty_value, np.generic) else empty_value
+        return _fitted(xp, value, empty_value, dtype, "empty_value", "result")
+    msg = (
+        "empty_value must be None or a real scalar (a Python or NumPy bool, int or float); "
+        f"got {shown(empty_value)}"
+    )
+    raise TypeError(msg)
+
+
+def _fitted(
+    xp: Any, value: Any, fill_value: object, dtype: Any, name: str = "fill_value",
+    whose: str = "data",
+) -> Any:  # fmt: skip
+    """`value` as the Python scalar to cast to `dtype`, or a ValueError if it does not fit
+    (naming the argument `name` and `whose` dtype it is)."""
 
     def refuse() -> None:
         msg = (
-            f"fill_value={fill_value!r} cannot be held exactly by the data's dtype "
+            f"{name}={fill_value!r} cannot be held exactly by the {whose}'s dtype "
             f"{dtype_name(dtype)}"
         )
         raise ValueError(msg)

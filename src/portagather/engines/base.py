@@ -132,6 +132,11 @@ class Engine:
         reduction of `like` along its leading axes)."""
         return self.xp.full(shape, value, dtype=dtype, device=device_for_new(like))
 
+    def without_gradient(self, x: Any) -> Any:
+        """`x` cut from the autograd graph (a segment's shift in a softmax, which cancels);
+        here, where nothing records gradients, as it is."""
+        return x
+
     def copy(self, data: Any) -> Any:
         """A new array equal to `data` (a scatter that writes nothing)."""
         return self.xp.asarray(data, copy=True)

@@ -55,6 +55,9 @@ class JaxEngine(Engine):
     def compiled(self, steps: Callable[..., Any], static: Hashable, *arrays: Any) -> Any:
         return _jitted(steps)(static, *arrays)
 
+    def without_gradient(self, x: Any) -> Any:
+        return lax.stop_gradient(x)
+
     def index_access(self, x: Any) -> IndexAccess:
         return "trace" if is_traced(x) else "now"
 

@@ -309,6 +309,9 @@ class TorchEngine(Engine):
             result = super().gather(source, components, plan)
         return result if twin is None else result.view(data.dtype)
 
+    def without_gradient(self, x: Any) -> Any:
+        return x.detach()
+
     def copy(self, data: Any) -> Any:
         return data.clone()  # stays in the autograd graph
 

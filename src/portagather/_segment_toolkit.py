@@ -1,0 +1,513 @@
+"""The segment toolkit: softmax, log-softmax, logsumexp, argmax/argmin, variance, standard
+deviation, counts and ``bincount``, written once over the segment reductions.
+
+Each function is one checked call (``_arguments.segment_call``, with its name in the
+messages), then the ids made valid once under the call's policy (:class:`_Segments`), then
+only reductions by valid ids (``_api.segment_reduce`` with ``"unchecked"``: on NumPy and
+PyTorch the backend's own kernel, on Dask its plan by size) and gathers by the same ids,
+with elementwise steps between them. Where the policy drops rows (``"ignore"``), they are
+sent to one extra segment past the last, which is cut off: no mask is carried through.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import array_api_compat as aac
+import numpy as np
+
+from ._api import segment_reduce
+from ._arguments import check_empty_value, int_argument, is_array, python_values, segment_call
+from ._arrays import device_for_new, divisor, dtype_kind, per_segment
+from ._indices import Components, normalize
+from ._plan import plan_segments
+
+__all__ = [
+    "bincount",
+    "segment_argmax",
+    "segment_argmin",
+    "segment_count",
+    "segment_log_softmax",
+    "segment_logsumexp",
+    "segment_softmax",
+    "segment_std",
+    "segment_var",
+]
+
+
+class _Segments:
+    """One checked toolkit call: the data, the ids made valid once (``[0, n)``, or ``n`` for
+    a row the policy drops), and the two steps everything else is made of: a reduction of
+    row values into segments (:meth:`reduce`) and a gather of segment values back to the rows
+    (:meth:`spread`). A lazily checked ``"error"`` (Dask, ``checkify``) is enforced on each
+    result by :meth:`checked`."""
+
+    def __init__(
+        self, data: Any, segment_ids: Any, num_segments: object, indices_are_sorted: object,
+        bad_indices: object, function: str, reduce: str = "max", floating: bool = True,
+    ) -> None:  # fmt: skip
+        call, data, ids = segment_call(
+            data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices,
+            function, False, False, floating=floating,
+        )  # fmt: skip
+        route = call.route
+        self.xp, self.engine, self.n = route.xp, route.engine, route.num_segments
+        self.sorted = route.ids_sorted
+        self.data = data = route.engine.laid_out(data)
+        ids = route.engine.laid_out(ids)
+        self.id_shape = tuple(ids.shape)
+        self.rows = math.prod(self.id_shape)
+        self.inner = tuple(data.shape[len(self.id_shape) :])
+        self.plan = call.scatters.scatter.plan
+        self.ids, self.kept, self.bad, self.raw_ids = ids, None, None, ids
+        self.dropping = False
+        if not self.rows:
+            return
+        if not self.n:  # every id is out of range
+            if call.scatters.policy != "ignore":
+                raise IndexError(self.plan.report.empty_axis_text(scatter=True))
+            self.dropping = True
+            wide = self.engine.wide_index_dtype(ids)
+            self.ids = self.xp.zeros(self.id_shape, dtype=wide, device=device_for_new(ids))
+            self.kept = self.xp.zeros(self.id_shape, dtype=self.xp.bool, device=device_for_new(ids))
+            return
+        components = normalize(
+            self.xp, self.engine, ids, self.plan, call.scatters.policy, call.access
+        )
+        valid = components.values[0]
+        if components.keep_inside:  # "unchecked", or "error" checked lazily: reads inside
+            valid = self.engine.clamp(valid, 0, self.n - 1)
+        if components.keep is not None:
+            self.kept = components.keep
+            self.dropping = True
+            valid = self.xp.where(components.keep, valid, self.xp.full_like(valid, self.n))
+        self.ids, self.bad = valid, components.bad
+
+    @property
+    def segments(self) -> int:
+        """The segments the valid ids name: one more than asked where rows are dropped."""
+        return self.n + 1 if self.dropping else self.n
+
+    def reduce(self, values: Any, reduce: str) -> Any:
+        """The segment reduction `reduce` of `values` (rows like the data's) at the valid ids,
+        with the extra segment of dropped rows still in it."""
+        return segment_reduce(
+            values, self.ids, self.segments, reduce, indices_are_sorted=self.sorted and not
+            self.dropping, bad_indices="unchecked", function="segment_" + reduce,
+        )  # fmt: skip
+
+    def count(self) -> Any:
+        """The rows of each segment (the extra one included), in the widest integer dtype."""
+        wide = self.engine.wide_index_dtype(self.ids)
+        return self.reduce(
+            self.xp.ones(self.id_shape, dtype=wide, device=device_for_new(self.ids)), "sum"
+        )
+
+    def spread(self, table: Any) -> Any:
+        """``table[ids]``: each row's segment value, of the data's shape."""
+        plan = plan_segments(tuple(table.shape), self.id_shape)
+        return self.engine.gather(table, Components([self.ids]), plan)
+
+    def per_segment(self, result: Any) -> Any:
+        """A reduction's result without the extra segment, lazily checked."""
+        if self.dropping:
+            result = result[: self.n, ...]
+        return self.checked(result)
+
+    def per_row(self, result: Any, dropped: float) -> Any:
+        """A row-shaped result with `dropped` at the rows the policy drops, lazily checked."""
+        if self.kept is not None:
+            keep = per_segment(self.xp, self.kept, result)
+            result = self.xp.where(keep, result, self.xp.full_like(result, dropped))
+        return self.checked(result)
+
+    def checked(self, result: Any) -> Any:
+        """`result`, raising when it is computed (or under ``checkify``) on a bad id."""
+        if self.bad is None:
+            return result
+        return self.engine.enforce_lazily(self.bad, self.raw_ids, self.plan.report, result)
+
+    def no_rows(self, value: float, dtype: Any) -> Any:
+        """The result of a call without rows: every segment empty."""
+        return self.engine.full((self.n, *self.inner), value, dtype, self.data)
+
+    def shift(self, data: Any) -> tuple[Any, Any]:
+        """``(shift, shifted)``: each segment's largest value, finite (0 for an empty or
+        infinite one, where subtracting it would make a NaN of no NaN), without a gradient
+        (it cancels in a softmax and a logsumexp), and the rows less their segment's."""
+        xp = self.xp
+        largest = self.engine.without_gradient(self.reduce(data, "max"))
+        largest = xp.where(xp.isfinite(largest), largest, xp.zeros_like(largest))
+        return largest, data - self.spread(largest)
+
+    def exp_sums(self, data: Any) -> tuple[Any, Any, Any]:
+        """``(shift, shifted, sums)``: :meth:`shift`, and the sum of ``exp(shifted)`` in
+        each segment."""
+        largest, shifted = self.shift(data)
+        return largest, shifted, self.reduce(self.xp.exp(shifted), "sum")
+
+
+def _log(xp: Any, x: Any) -> Any:
+    """``log(x)`` for ``x >= 0``, with ``-inf`` for 0 and no division warning."""
+    positive = x > 0
+    logs = xp.log(xp.where(positive, x, xp.ones_like(x)))
+    return xp.where(positive, logs, xp.full_like(logs, -math.inf))
+
+
+def _with_empty(segments: _Segments, result: Any, empty_value: Any, count: Any = None) -> Any:
+    """`result` (per segment, the extra one cut) with `empty_value` (checked) where a
+    segment has no row; as it is where `empty_value` is None."""
+    if empty_value is None:
+        return result
+    xp = segments.xp
+    fill = check_empty_value(xp, empty_value, result.dtype)
+    if count is None:
+        count = segments.count()
+    if segments.dropping:
+        count = count[: segments.n]
+    empty = per_segment(xp, count == 0, result)
+    return xp.where(empty, xp.full_like(result, fill), result)
+
+
+# -- the public functions
+
+
+def segment_softmax(
+    data: Any, segment_ids: Any, num_segments: int | None = None, *,
+    indices_are_sorted: bool = False, bad_indices: Any = "error",
+) -> Any:  # fmt: skip
+    """The softmax of the rows of `data` within each segment, elementwise along the inner
+    axes: ``out[i] = exp(data[i]) / sum(exp(data[j]) for j in the segment of i)``, like
+    PyG's ``softmax``, jraph's ``segment_softmax`` and torch_scatter's ``scatter_softmax``.
+
+    Stable: each segment's largest value is subtracted first (without a gradient, since it
+    cancels). A segment with a NaN is NaN; one with ``+inf`` is NaN; one whose values are
+    all ``-inf`` is NaN (0 / 0). A row the policy drops (``"ignore"``) is 0.
+
+    Parameters
+    ----------
+    data : array
+        Floating rows; `segment_ids`, `num_segments`, `indices_are_sorted` and `bad_indices`
+        as in :func:`segment_sum`.
+
+    Returns
+    -------
+    array
+        `data`'s shape, namespace, dtype and device.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagather as pg
+    >>> pg.segment_softmax(np.log(np.array([1.0, 3.0, 2.0])), [0, 0, 1])
+    array([0.25, 0.75, 1.  ])
+    """
+    seg = _Segments(data, segment_ids, num_segments, indices_are_sorted, bad_indices,
+                    "segment_softmax")  # fmt: skip
+    if not seg.rows:
+        return seg.checked(seg.xp.asarray(seg.data, copy=True))
+    _, shifted, sums = seg.exp_sums(seg.data)
+    return seg.per_row(seg.xp.exp(shifted) / seg.spread(sums), 0.0)
+
+
+def segment_log_softmax(
+    data: Any, segment_ids: Any, num_segments: int | None = None, *,
+    indices_are_sorted: bool = False, bad_indices: Any = "error",
+) -> Any:  # fmt: skip
+    """The log of :func:`segment_softmax`, computed stably: ``data[i]`` less the
+    logsumexp of its segment. A row the policy drops (``"ignore"``) is ``-inf``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagather as pg
+    >>> np.exp(pg.segment_log_softmax(np.log(np.array([1.0, 3.0, 2.0])), [0, 0, 1]))
+    array([0.25, 0.75, 1.  ])
+    """
+    seg = _Segments(data, segment_ids, num_segments, indices_are_sorted, bad_indices,
+                    "segment_log_softmax")  # fmt: skip
+    if not seg.rows:
+        return seg.checked(seg.xp.asarray(seg.data, copy=True))
+    _, shifted, sums = seg.exp_sums(seg.data)
+    return seg.per_row(shifted - seg.spread(_log(seg.xp, sums)), -math.inf)
+
+
+def segment_logsumexp(
+    data: Any, segment_ids: Any, num_segments: int | None = None, *,
+    indices_are_sorted: bool = False, bad_indices: Any = "error", empty_value: Any = None,
+) -> Any:  # fmt: skip
+    """``log(sum(exp(data[i])))`` over the rows of each segment, computed stably (each
+    segment's largest value taken out first), like torch_scatter's ``scatter_logsumexp``.
+
+    An empty segment is ``-inf`` (the log of an empty sum), or `empty_value`.
+
+    Returns
+    -------
+    array
+        Shape ``(num_segments,) + data.shape[segment_ids.ndim:]``, data's dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagather as pg
+    >>> np.exp(pg.segment_logsumexp(np.log(np.array([1.0, 3.0, 2.0])), [0, 0, 2]))
+    array([4., 0., 2.])
+    """
+    seg = _Segments(data, segment_ids, num_segments, indices_are_sorted, bad_indices,
+                    "segment_logsumexp")  # fmt: skip
+    if not seg.rows:
+        result = seg.no_rows(-math.inf, seg.data.dtype)
+    else:
+        largest, _, sums = seg.exp_sums(seg.data)
+        result = seg.per_segment(_log(seg.xp, sums) + largest)
+    return _with_empty(seg, result, empty_value)
+
+
+def _arg(data: Any, segment_ids: Any, num_segments: object, indices_are_sorted: object,
+         bad_indices: object, empty_value: object, reduce: str) -> Any:  # fmt: skip
+    """The position of the largest (`reduce` ``"max"``) or smallest row value of each
+    segment: the first one, with NaN taken as the extreme (as NumPy's ``argmax``)."""
+    seg = _Segments(data, segment_ids, num_segments, indices_are_sorted, bad_indices,
+                    f"segment_arg{reduce}", reduce=reduce, floating=False)  # fmt: skip
+    xp, data = seg.xp, seg.data
+    wide = seg.engine.wide_index_dtype(data)
+    if not seg.rows:
+        return _with_empty(seg, seg.no_rows(0, wide), empty_value)
+    extreme = seg.spread(seg.reduce(data, reduce))
+    hit = data == extreme
+    if dtype_kind(xp, data.dtype) in ("real floating", "complex floating"):
+        hit = hit | (xp.isnan(data) & xp.isnan(extreme))
+    positions = xp.reshape(
+        xp.arange(seg.rows, dtype=wide, device=device_for_new(data)), seg.id_shape
+    )
+    positions = per_segment(xp, positions, data)
+    last = xp.full_like(positions, seg.rows)
+    first = seg.reduce(xp.where(hit, positions, last), "min")
+    # An empty segment holds the min's identity (the dtype's largest): the row count instead.
+    first = xp.minimum(first, xp.full_like(first, seg.rows))
+    return _with_empty(seg, seg.per_segment(first), empty_value)
+
+
+def segment_argmax(
+    data: Any, segment_ids: Any, num_segments: int | None = None, *,
+    indices_are_sorted: bool = False, bad_indices: Any = "error", empty_value: Any = None,
+) -> Any:  # fmt: skip
+    """The position of each segment's largest row value, elementwise along the inner axes,
+    like ``numpy.argmax`` within each segment: ties go to the first position, and a NaN is
+    the largest value (the first NaN wins).
+
+    The position is along axis 0 of `data` (for ids of more than one axis, the row-major
+    position among ``segment_ids``' elements). An empty segment gets the number of rows,
+    ``data.shape[0]`` for 1-d ids, a position past the end that every checked gather
+    refuses, or `empty_value`. Positions have the widest integer dtype of the data's device.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagather as pg
+    >>> pg.segment_argmax(np.array([1.0, 5.0, 5.0, 2.0]), [0, 0, 0, 2])
+    array([1, 4, 3])
+    """
+    return _arg(data, segment_ids, num_segments, indices_are_sorted, bad_indices, empty_value,
+                "max")  # fmt: skip
+
+
+def segment_argmin(
+    data: Any, segment_ids: Any, num_segments: int | None = None, *,
+    indices_are_sorted: bool = False, bad_indices: Any = "error", empty_value: Any = None,
+) -> Any:  # fmt: skip
+    """The position of each segment's smallest row value: :func:`segment_argmax` with the
+    smallest (a NaN is the smallest, as in ``numpy.argmin``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagather as pg
+    >>> pg.segment_argmin(np.array([1.0, 0.0, 0.0, 2.0]), [0, 0, 0, 2])
+    array([1, 4, 3])
+    """
+    return _arg(data, segment_ids, num_segments, indices_are_sorted, bad_indices, empty_value,
+                "min")  # fmt: skip
+
+
+def _correction(correction: object) -> float:
+    """`correction` as a float >= 0 (the array API's ``var``: an int or a float)."""
+    if isinstance(correction, bool) or not isinstance(
+        correction, int | float | np.integer | np.floating
+    ):
+        msg = f"correction must be a real number >= 0 (an int or a float); got {correction!r}"
+        raise TypeError(msg)
+    if not (math.isfinite(correction) and correction >= 0):
+        msg = f"correction must be a real number >= 0; got {correction!r}"
+        raise ValueError(msg)
+    return float(correction)
+
+
+def _var(
+    data: Any, segment_ids: Any, num_segments: object, indices_are_sorted: object,
+    bad_indices: object, correction: object, empty_value: object, function: str,
+) -> Any:  # fmt: skip
+    """The variance of each segment's rows and what :func:`segment_var` says of it; the
+    square root where `function` is ``segment_std``."""
+    correction = _correction(correction)
+    seg = _Segments(data, segment_ids, num_segments, indices_are_sorted, bad_indices,
+                    function, reduce="sum")  # fmt: skip
+    xp, data = seg.xp, seg.data
+    if not seg.rows:
+        return _with_empty(seg, seg.no_rows(math.nan, data.dtype), empty_value)
+    count = seg.count()
+    total = seg.reduce(data, "sum")
+    mean = total / xp.astype(divisor(xp, count, total), data.dtype)
+    deviation = data - seg.spread(mean)
+    squares = seg.reduce(deviation * deviation, "sum")
+    freedom = xp.astype(per_segment(xp, count, squares), data.dtype) - correction
+    some = freedom > 0
+    result = xp.where(some, squares / xp.where(some, freedom, xp.ones_like(freedom)),
+                      xp.full_like(squares, math.nan))  # fmt: skip
+    if function == "segment_std":
+        result = xp.sqrt(result)
+    return _with_empty(seg, seg.per_segment(result), empty_value, count)
+
+
+def segment_var(
+    data: Any, segment_ids: Any, num_segments: int | None = None, *,
+    indices_are_sorted: bool = False, bad_indices: Any = "error", correction: float = 0,
+    empty_value: Any = None,
+) -> Any:  # fmt: skip
+    """The variance of the rows of each segment, elementwise along the inner axes, with the
+    array API's ``correction`` (degrees of freedom: ``correction=1`` is the sample
+    variance): ``sum((x - mean)**2) / (count - correction)``.
+
+    Two passes (the mean, then the squares of the deviations from it), so no cancellation
+    of a sum of squares. A segment with ``count - correction <= 0`` (an empty one among
+    them) is NaN, or `empty_value` where it is empty.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagather as pg
+    >>> pg.segment_var(np.array([1.0, 3.0, 5.0, 2.0]), [0, 0, 0, 2])
+    array([2.66666667,        nan, 0.        ])
+    >>> pg.segment_var(np.array([1.0, 3.0, 5.0]), [0, 0, 0], correction=1)
+    array([4.])
+    """
+    return _var(data, segment_ids, num_segments, indices_are_sorted, bad_indices, correction,
+                empty_value, "segment_var")  # fmt: skip
+
+
+def segment_std(
+    data: Any, segment_ids: Any, num_segments: int | None = None, *,
+    indices_are_sorted: bool = False, bad_indices: Any = "error", correction: float = 0,
+    empty_value: Any = None,
+) -> Any:  # fmt: skip
+    """The standard deviation of the rows of each segment: the square root of
+    :func:`segment_var`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagather as pg
+    >>> pg.segment_std(np.array([1.0, 3.0, 5.0]), [0, 0, 0], correction=1)
+    array([2.])
+    """
+    return _var(data, segment_ids, num_segments, indices_are_sorted, bad_indices, correction,
+                empty_value, "segment_std")  # fmt: skip
+
+
+def _ones_for(segment_ids: Any, name: str) -> tuple[Any, Any]:
+    """``(ones, ids)``: ones of the widest integer dtype shaped like `segment_ids`, in its
+    namespace and on its device (NumPy for Python values), and the ids as given."""
+    if is_array(segment_ids):
+        xp = aac.array_namespace(segment_ids)
+        from .engines import engine_for
+
+        wide = engine_for(xp).wide_index_dtype(segment_ids)
+        shape = tuple(segment_ids.shape)
+        if any(size is None or (isinstance(size, float) and math.isnan(size)) for size in shape):
+            return xp.ones_like(segment_ids, dtype=wide), segment_ids
+        return xp.ones(shape, dtype=wide, device=device_for_new(segment_ids)), segment_ids
+    values = python_values(segment_ids, name, text=False)
+    return np.ones(values.shape, dtype=np.int64), segment_ids
+
+
+def segment_count(
+    segment_ids: Any, num_segments: int | None = None, *, indices_are_sorted: bool = False,
+    bad_indices: Any = "error",
+) -> Any:  # fmt: skip
+    """The number of rows in each segment: ``segment_sum`` of ones, in the widest integer
+    dtype of the ids' device (NumPy's int64 for ids given as Python values). The arguments
+    are :func:`segment_sum`'s.
+
+    Examples
+    --------
+    >>> import portagather as pg
+    >>> pg.segment_count([0, 0, 2, 0])
+    array([3, 0, 1])
+    """
+    ones, ids = _ones_for(segment_ids, "segment_ids")
+    return segment_reduce(
+        ones, ids, num_segments, "sum", indices_are_sorted=indices_are_sorted,
+        bad_indices=bad_indices, function="segment_count",
+    )  # fmt: skip
+
+
+def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | None = None) -> Any:
+    """NumPy's ``bincount`` on every backend: how often each value of the non-negative
+    integer vector `x` occurs (``out[v]`` is the number of ``i`` with ``x[i] == v``), or
+    with `weights`, the sum of ``weights[i]`` over them.
+
+    The result has ``max(max(x) + 1, minlength)`` entries, or `length` where given: a size
+    fixed in advance, which ``jax.jit``, Dask and symbolic arrays need (as
+    ``jnp.bincount(length=)``); a value of `x` at or past `length` is then an error, as a
+    negative value always is (an ``IndexError`` naming it; under ``jit``, through
+    ``checkify``). The counts have the widest integer dtype of `x`'s device (NumPy's
+    ``intp`` on NumPy); weighted sums the dtype of `weights` (NumPy: always float64).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagather as pg
+    >>> pg.bincount(np.array([0, 1, 1, 3]))
+    array([1, 2, 0, 1])
+    >>> pg.bincount(np.array([0, 1, 1, 3]), weights=np.array([0.5, 1.0, 1.0, 2.0]), minlength=6)
+    array([0.5, 2. , 0. , 2. , 0. , 0. ])
+    """
+    minlength = int_argument(minlength, "minlength")
+    if minlength < 0:
+        msg = f"minlength must be >= 0; got {minlength}"
+        raise ValueError(msg)
+    if length is not None:
+        length = int_argument(length, "length")
+        if length < minlength:
+            msg = f"length must be >= minlength; got length={length} and minlength={minlength}"
+            raise ValueError(msg)
+    ones, ids = _ones_for(x, "x")
+    if ones.ndim != 1:
+        msg = f"x must be 1-dimensional; got an array of shape {tuple(ones.shape)}"
+        raise ValueError(msg)
+    data = ones if weights is None else weights
+    if length is None:
+        length = _count_length(ids, minlength)
+    return segment_reduce(data, ids, length, "sum", function="bincount")
+
+
+def _count_length(x: Any, minlength: int) -> int:
+    """``max(max(x) + 1, minlength)``, read now; a ValueError where the values cannot be
+    read (the length must then be given)."""
+    from .engines import engine_for
+
+    if not is_array(x):
+        values = python_values(x, "x", text=False)
+        return max(int(values.max()) + 1 if values.size else 0, minlength)
+    xp = aac.array_namespace(x)
+    engine = engine_for(xp)
+    if engine.index_access(x) != "now":
+        msg = (
+            "bincount(length=None) reads max(x) + 1, which cannot be read here (under jit, on "
+            "Dask or on symbolic arrays): pass length="
+        )
+        raise ValueError(msg)
+    if not math.prod(x.shape):
+        return minlength
+    return max(engine.value_range(x)[1] + 1, minlength)
