@@ -67,8 +67,9 @@ import array_api_compat as aac
 from .._api import gather as _gather
 from .._api import take_along_axis as _take_along_axis
 from .._arrays import device_for_new, dtype_kind
-from .._segment import segment_max, segment_min, segment_prod, segment_sum
+from .._segment import segment_max, segment_prod, segment_sum
 from .._segment_csr import _enforce_offsets, _ids_from_offsets
+from .._segment_toolkit import segment_argmax, segment_argmin
 from ..engines import Engine, engine_for
 from ._common import renamed, ways_out
 
@@ -144,7 +145,10 @@ def _dim(dim: Any, ndim: int, function: str) -> int:
         msg = f"{function}: dim must be an int; got {dim!r}"
         raise TypeError(msg) from None
     if isinstance(dim, bool) or not -ndim <= value < ndim:
-        msg = f"{function}: dim must be in [{-ndim}, {ndim}) for src of {ndim} dimensions; got {dim!r}"
+        msg = (
+            f"{function}: dim must be in [{-ndim}, {ndim}) for src of {ndim} dimensions; "
+            f"got {dim!r}"
+        )
         if isinstance(dim, bool):
             raise TypeError(msg)
         raise IndexError(msg)
@@ -171,7 +175,9 @@ def _shape(x: Any) -> tuple[int, ...]:
     return tuple(int(s) for s in shape)
 
 
-def broadcast_shape(index_shape: tuple[int, ...], shape: tuple[int, ...], dim: int) -> tuple[int, ...]:
+def broadcast_shape(
+    index_shape: tuple[int, ...], shape: tuple[int, ...], dim: int
+) -> tuple[int, ...]:
     """The shape torch_scatter's ``broadcast(index, src, dim)`` views `index` as before it
     expands it to `shape`: a 1-d index along `dim`, another one along its leading axes, with
     size-1 axes added at the end. Raises ValueError where the view does not expand."""
@@ -187,7 +193,9 @@ def broadcast_shape(index_shape: tuple[int, ...], shape: tuple[int, ...], dim: i
     return view
 
 
-def _check_out(out: Any, xp: Any, shape: tuple[int, ...], dim: int, src: Any, function: str) -> tuple[int, ...]:
+def _check_out(
+    out: Any, xp: Any, shape: tuple[int, ...], dim: int, src: Any, function: str
+) -> tuple[int, ...]:
     if not aac.is_array_api_obj(out) or aac.array_namespace(out) is not xp:
         msg = f"{function}: out must be an array of src's namespace; got {type(out).__name__}"
         raise TypeError(msg)
@@ -247,12 +255,8 @@ class _Layout:
     def from_groups(self, groups: Any) -> Any:
         raise NotImplementedError
 
-    def positions(self) -> Any:
-        """Each row's position along dim, broadcasting against the rows."""
-        raise NotImplementedError
-
-    def arg_rows(self, arg: Any) -> Any:
-        """The rows of positions `arg` (segments' form) along dim."""
+    def position(self, rows: Any) -> Any:
+        """The positions along dim of the rows numbered `rows`."""
         raise NotImplementedError
 
     def reduce(self, rows: Any, how: Callable[..., Any]) -> Any:
@@ -299,21 +303,18 @@ class _AlongDim(_Layout):
     def from_rows(self, rows: Any) -> Any:
         return self._moved(rows, self.back)
 
-    to_groups = to_rows
-    from_groups = from_rows
+    def to_groups(self, x: Any) -> Any:
+        return self._moved(x, self.perm)
+
+    def from_groups(self, groups: Any) -> Any:
+        return self._moved(groups, self.back)
 
     @property
     def group_shape(self) -> tuple[int, ...]:
         return (self.groups, *self.rest)
 
-    def positions(self) -> Any:
-        xp = self.xp
-        wide = self.engine.wide_index_dtype(self.ids)
-        line = xp.arange(self.size, dtype=wide, device=device_for_new(self.ids))
-        return xp.reshape(line, (self.size,) + (1,) * len(self.rest))
-
-    def arg_rows(self, arg: Any) -> Any:
-        return arg
+    def position(self, rows: Any) -> Any:
+        return rows
 
 
 class _Flat(_Layout):
@@ -334,7 +335,6 @@ class _Flat(_Layout):
         )
         b = xp.reshape(xp.arange(self.outer, dtype=wide, device=device), (self.outer, 1, 1))
         k = xp.reshape(xp.arange(self.inner, dtype=wide, device=device), (1, 1, self.inner))
-        self._b, self._k = b, k
         bad = (full < 0) | (full >= size)
         ids = xp.reshape((b * size + full) * self.inner + k, (-1,))
         if engine.index_access(index) == "now":
@@ -359,18 +359,8 @@ class _Flat(_Layout):
     def group_shape(self) -> tuple[int, ...]:
         return (self.groups,)
 
-    def positions(self) -> Any:
-        xp = self.xp
-        wide = self.engine.wide_index_dtype(self.ids)
-        line = xp.arange(self.size, dtype=wide, device=device_for_new(self.ids))
-        line = xp.broadcast_to(xp.reshape(line, (1, self.size, 1)), (self.outer, self.size, self.inner))
-        return xp.reshape(line, (-1,))
-
-    def arg_rows(self, arg: Any) -> Any:
-        xp = self.xp
-        n = self.groups // max(1, self.outer * self.inner)
-        arg = xp.reshape(arg, (self.outer, n, self.inner))
-        return xp.reshape((self._b * self.size + arg) * self.inner + self._k, (-1,))
+    def position(self, rows: Any) -> Any:
+        return (rows // max(self.inner, 1)) % max(self.size, 1)
 
 
 def _raise_bad(xp: Any, bad: Any, index: Any, size: int, function: str) -> None:
@@ -405,11 +395,15 @@ class _Csr(_Layout):
         self.groups = self.outer * self.segments
         self.indptr = indptr
         if self.segments and self.outer * self.size:
-            rows = xp.reshape(xp.zeros(shape[: dim + 1], dtype=xp.int8, device=device_for_new(indptr)), (-1,))
+            rows = xp.reshape(
+                xp.zeros(shape[: dim + 1], dtype=xp.int8, device=device_for_new(indptr)), (-1,)
+            )
             self.ids, _ = _ids_from_offsets(xp, engine, indptr, shape, dim, rows)
         else:
             wide = engine.wide_index_dtype(indptr)
-            self.ids = xp.full((self.outer * self.size,), -1, dtype=wide, device=device_for_new(indptr))
+            self.ids = xp.full(
+                (self.outer * self.size,), -1, dtype=wide, device=device_for_new(indptr)
+            )
 
     def to_rows(self, x: Any) -> Any:
         return self.xp.reshape(x, (self.outer * self.size, *self.rest))
@@ -427,18 +421,8 @@ class _Csr(_Layout):
     def group_shape(self) -> tuple[int, ...]:
         return (self.groups, *self.rest)
 
-    def positions(self) -> Any:
-        xp = self.xp
-        wide = self.engine.wide_index_dtype(self.ids)
-        line = xp.arange(self.outer * self.size, dtype=wide, device=device_for_new(self.ids))
-        return xp.reshape(line % max(self.size, 1), (-1,) + (1,) * len(self.rest))
-
-    def arg_rows(self, arg: Any) -> Any:
-        xp = self.xp
-        wide = self.engine.wide_index_dtype(self.ids)
-        first = xp.arange(self.groups, dtype=wide, device=device_for_new(self.ids))
-        first = (first // max(self.segments, 1)) * self.size
-        return xp.reshape(first, (-1,) + (1,) * len(self.rest)) + xp.astype(arg, wide)
+    def position(self, rows: Any) -> Any:
+        return rows % max(self.size, 1)
 
     def checked(self, result: Any) -> Any:
         """`result`, with the offsets checked (falling, or outside ``[0, E]``)."""
@@ -449,8 +433,9 @@ class _Call:
     """What a ``scatter_*`` call works with: the namespace, the engine, src and its shape,
     dim, the result's size along dim, out, and the layout of the reduction."""
 
-    def __init__(self, function: str, src: Any, index: Any, dim: Any, out: Any,
-                 dim_size: Any, out_sized: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self, function: str, src: Any, index: Any, dim: Any, out: Any, dim_size: Any
+    ) -> None:
         xp = self.xp = _namespace(src, function)
         self.function = function
         shape = self.shape = _shape(src)
@@ -513,42 +498,36 @@ def _arg_reduce(
     value starts at `out` (or the dtype's highest, lowest finite value) and a value of src
     replaces it where strictly smaller (larger), the first along dim winning ties; NaN
     never does. A segment no value won is `out`'s value, or 0 (``segment_csr``: the start
-    value where the segment has rows), with argindex ``src.size(dim)``."""
+    value where the segment has rows), with argindex ``src.size(dim)``.
+
+    The winner is the core's ``segment_argmin`` (``_argmax``) of the rows with NaN made the
+    value that never wins, and the value is taken from `src` at it, so that gradients reach
+    the winning element only, as torch_scatter's backward sends them."""
     xp = layout.xp
     rows = layout.to_rows(src)
     lowest, highest = _lowest_highest(xp, src.dtype)
     start = highest if reduce == "min" else lowest
     if _floating(xp, rows):
         skip = float("inf") if reduce == "min" else -float("inf")
-        rows_clean = xp.where(xp.isnan(rows), xp.full_like(rows, skip), rows)
+        clean = xp.where(xp.isnan(rows), xp.full_like(rows, skip), rows)
     else:
-        rows_clean = rows
-    best = layout.reduce(rows_clean, segment_min if reduce == "min" else segment_max)
-    if out is None:
-        base = xp.full_like(best, start)
-    else:
-        base = layout.to_groups(out)
-    wins = best < base if reduce == "min" else best > base
-    matches = rows_clean == layout.gather_rows(best)
-    positions = layout.positions()
-    size = layout.size
-    wide = positions.dtype
-    candidates = xp.where(matches, positions, xp.full_like(positions, size))
-    if candidates.shape != rows.shape:
-        candidates = xp.broadcast_to(candidates, rows.shape)
-    arg = layout.reduce(candidates, segment_min)
-    none = xp.full_like(arg, size)
-    arg = xp.where(wins, arg, none)
-    safe = xp.where(wins, arg, xp.zeros_like(arg))
-    taken = _take_along_axis(rows, layout.arg_rows(safe), axis=0, bad_indices="unchecked")
+        clean = rows
+    winner = layout.reduce(clean, segment_argmin if reduce == "min" else segment_argmax)
+    found = winner < rows.shape[0]
+    safe = xp.where(found, winner, xp.zeros_like(winner))
+    best = _take_along_axis(clean, safe, axis=0, bad_indices="unchecked")
+    base = xp.full_like(best, start) if out is None else layout.to_groups(out)
+    wins = found & (best < base if reduce == "min" else best > base)
+    taken = _take_along_axis(rows, safe, axis=0, bad_indices="unchecked")
     if out is not None:
         kept = base
     elif csr:
-        filled = layout.counts(wide) > 0
+        filled = layout.counts(winner.dtype) > 0
         kept = xp.where(filled, xp.full_like(best, start), xp.zeros_like(best))
     else:
         kept = xp.zeros_like(best)
     value = xp.where(wins, taken, kept)
+    arg = xp.where(wins, layout.position(winner), xp.full_like(winner, layout.size))
     return layout.from_groups(value), layout.from_groups(xp.astype(arg, index_dtype))
 
 
@@ -663,7 +642,9 @@ def _scatter_arg(call: _Call, reduce: str) -> tuple[Any, Any]:
     xp, layout = call.xp, call.layout
     if not math.prod(call.shape):
         values = _empty_result(xp, layout.out_shape, call.out, call.src)
-        return values, _arg_empty(xp, layout.out_shape, call.shape[call.dim], call.index.dtype, values)
+        return values, _arg_empty(
+            xp, layout.out_shape, call.shape[call.dim], call.index.dtype, values
+        )
     return _arg_reduce(layout, call.src, reduce, call.out, call.index.dtype)
 
 
@@ -756,9 +737,10 @@ def segment_max_coo(src: Any, index: Any, out: Any = None,
 _SEGMENT_REDUCES = ("sum", "add", "mean", "min", "max")
 
 
-def _bad_reduce(function: str, reduce: Any) -> ValueError:
+def _bad_reduce(function: str, reduce: Any) -> None:
     valid = ", ".join(map(repr, _SEGMENT_REDUCES))
-    return ValueError(f"{function}: reduce must be one of {valid}; got {reduce!r}")
+    msg = f"{function}: reduce must be one of {valid}; got {reduce!r}"
+    raise ValueError(msg)
 
 
 def segment_coo(src: Any, index: Any, out: Any = None, dim_size: int | None = None,
@@ -773,7 +755,8 @@ def segment_coo(src: Any, index: Any, out: Any = None, dim_size: int | None = No
         return segment_min_coo(src, index, out, dim_size)[0]
     if reduce == "max":
         return segment_max_coo(src, index, out, dim_size)[0]
-    raise _bad_reduce("segment_coo", reduce)
+    _bad_reduce("segment_coo", reduce)
+    return None  # (not reached)
 
 
 def gather_coo(src: Any, index: Any, out: Any = None) -> Any:
@@ -809,7 +792,11 @@ def _csr_layout(function: str, src: Any, indptr: Any) -> tuple[Any, _Csr, Any]:
     indptr = _index_array(xp, indptr, src, "indptr", function)
     shape, line = _shape(src), _shape(indptr)
     dim = len(line) - 1
-    if dim < 0 or dim >= len(shape) or any(a not in (1, b) for a, b in zip(line[:dim], shape[:dim], strict=True)):
+    if (
+        dim < 0
+        or dim >= len(shape)
+        or any(a not in (1, b) for a, b in zip(line[:dim], shape[:dim], strict=True))
+    ):
         msg = (
             f"{function}: indptr must have 1 to src.dim() dimensions, each leading one of size "
             f"1 or src's; got indptr.shape = {line} and src.shape = {shape}"
@@ -888,7 +875,8 @@ def segment_csr(src: Any, indptr: Any, out: Any = None, reduce: str = "sum") -> 
         return segment_min_csr(src, indptr, out)[0]
     if reduce == "max":
         return segment_max_csr(src, indptr, out)[0]
-    raise _bad_reduce("segment_csr", reduce)
+    _bad_reduce("segment_csr", reduce)
+    return None  # (not reached)
 
 
 def gather_csr(src: Any, indptr: Any, out: Any = None) -> Any:
@@ -901,7 +889,11 @@ def gather_csr(src: Any, indptr: Any, out: Any = None) -> Any:
         indptr = _index_array(xp, indptr, src, "indptr", function)
         shape, line = _shape(src), _shape(indptr)
         dim = len(line) - 1
-        if dim < 0 or dim >= len(shape) or any(a not in (1, b) for a, b in zip(line[:dim], shape[:dim], strict=True)):
+        if (
+            dim < 0
+            or dim >= len(shape)
+            or any(a not in (1, b) for a, b in zip(line[:dim], shape[:dim], strict=True))
+        ):
             msg = (
                 f"{function}: indptr must have 1 to src.dim() dimensions, each leading one of "
                 f"size 1 or src's; got indptr.shape = {line} and src.shape = {shape}"
@@ -949,23 +941,30 @@ def _need_floating(xp: Any, src: Any, function: str) -> None:
         raise ValueError(msg)
 
 
-def _torch_scatter_max(layout: _Layout, rows: Any, start: Any = None) -> Any:
-    """The values of torch_scatter's ``scatter_max`` in the segments' form: the largest
-    value above `start` (the dtype's lowest finite value: 0 where none is above it; ``-inf``
-    as ``scatter_logsumexp`` starts: then ``-inf``), NaN skipped."""
+def _shifts(layout: _Layout, rows: Any, start_at_lowest: bool) -> tuple[Any, Any, Any, Any]:
+    """``(shifted, finite, shift, best)``: `rows` less their segment's max as torch_scatter's
+    ``scatter_max`` gives it (NaN skipped; from the dtype's lowest finite value, 0 where no
+    value is above it, or from ``-inf``), in the rows' form; whether that max is finite, in
+    the segments' form; the max where finite, else 0; and the max. Rows of a segment whose max is
+    infinite are ``-inf``: the callers give those segments the values torch_scatter's
+    arithmetic on infinities gives, without computing ``inf - inf``."""
     xp = layout.xp
     clean = xp.where(xp.isnan(rows), xp.full_like(rows, -float("inf")), rows)
     best = layout.reduce(clean, segment_max)
-    if start is None:
+    if start_at_lowest:
         lowest = float(xp.finfo(rows.dtype).min)
-        return xp.where(best > lowest, best, xp.zeros_like(best))
-    return best
+        best = xp.where(best > lowest, best, xp.zeros_like(best))
+    finite = xp.isfinite(best)
+    shift = xp.where(finite, best, xp.zeros_like(best))
+    inside = layout.gather_rows(finite)
+    shifted = xp.where(inside, rows - layout.gather_rows(shift), xp.full_like(rows, -float("inf")))
+    return shifted, finite, shift, best
 
 
 def scatter_softmax(src: Any, index: Any, dim: int = -1, dim_size: int | None = None) -> Any:
     """``torch_scatter.scatter_softmax``: ``exp(src - max) / sum(exp(src - max))`` over each
     segment, `src`'s shape (the max as ``scatter_max`` gives it: 0 for a segment of ``-inf``
-    only, whose values are then NaN)."""
+    only, whose values are then NaN, as they are in a segment holding ``inf`` or NaN)."""
     function = "scatter_softmax"
     with _renamed(function):
         xp = _namespace(src, function)
@@ -975,15 +974,22 @@ def scatter_softmax(src: Any, index: Any, dim: int = -1, dim_size: int | None = 
         if not math.prod(call.shape):
             return src
         rows = layout.to_rows(src)
-        shifted = xp.exp(rows - layout.gather_rows(_torch_scatter_max(layout, rows)))
-        total = layout.reduce(shifted, segment_sum)
-        return layout.from_rows(shifted / layout.gather_rows(total))
+        shifted, finite, _, _ = _shifts(layout, rows, True)
+        powers = xp.exp(shifted)
+        total = layout.reduce(powers, segment_sum)
+        nan = ~finite | (total == 0)  # inf - inf, NaN, 0 / 0: NaN throughout, as in torch
+        total = xp.where(nan, xp.ones_like(total), total)
+        result = xp.where(
+            layout.gather_rows(nan), xp.full_like(rows, float("nan")),
+            powers / layout.gather_rows(total),
+        )  # fmt: skip
+        return layout.from_rows(result)
 
 
 def scatter_log_softmax(src: Any, index: Any, dim: int = -1, eps: float = 1e-12,
                         dim_size: int | None = None) -> Any:  # fmt: skip
     """``torch_scatter.scatter_log_softmax``: ``(src - max) - log(sum(exp(src - max)) + eps)``
-    over each segment, `src`'s shape."""
+    over each segment, `src`'s shape (NaN throughout a segment holding ``inf`` or NaN)."""
     function = "scatter_log_softmax"
     with _renamed(function):
         xp = _namespace(src, function)
@@ -993,9 +999,12 @@ def scatter_log_softmax(src: Any, index: Any, dim: int = -1, eps: float = 1e-12,
         if not math.prod(call.shape):
             return src
         rows = layout.to_rows(src)
-        shifted = rows - layout.gather_rows(_torch_scatter_max(layout, rows))
+        shifted, finite, _, _ = _shifts(layout, rows, True)
         total = layout.reduce(xp.exp(shifted), segment_sum)
-        return layout.from_rows(shifted - layout.gather_rows(xp.log(total + eps)))
+        norm = xp.where(finite, xp.log(total + eps), xp.zeros_like(total))
+        result = shifted - layout.gather_rows(norm)
+        nan = layout.gather_rows(~finite)
+        return layout.from_rows(xp.where(nan, xp.full_like(rows, float("nan")), result))
 
 
 def _nan_to_num(xp: Any, x: Any) -> Any:
@@ -1020,16 +1029,21 @@ def scatter_logsumexp(src: Any, index: Any, dim: int = -1, out: Any = None,
         layout = call.layout
         rows = layout.to_rows(src)
         if math.prod(call.shape):
-            best = _torch_scatter_max(layout, rows, start=-float("inf"))
-            shifted = rows - layout.gather_rows(best)
+            shifted, finite, shift, largest = _shifts(layout, rows, False)
             shifted = xp.where(xp.isnan(shifted), xp.full_like(shifted, -float("inf")), shifted)
             total = layout.reduce(xp.exp(shifted), segment_sum)
         else:
-            best = xp.full(layout.group_shape, -float("inf"), dtype=src.dtype, device=device_for_new(src))
-            total = xp.zeros_like(best)
+            total = xp.zeros(layout.group_shape, dtype=src.dtype, device=device_for_new(src))
+            finite = xp.zeros(layout.group_shape, dtype=xp.bool, device=device_for_new(src))
+            shift, largest = xp.zeros_like(total), xp.full_like(total, -float("inf"))
         if out is not None:
-            total = total + xp.exp(layout.to_groups(out) - best)
-        return layout.from_groups(_nan_to_num(xp, xp.log(total + eps) + best))
+            kept = layout.to_groups(out)
+            total = total + xp.exp(xp.where(finite, kept - shift, xp.zeros_like(kept)))
+        value = xp.log(total + eps) + shift
+        # an infinite max: inf gives log(eps) + inf, -inf (and an empty segment) -inf
+        extreme = xp.where(largest == float("inf"), largest, xp.full_like(largest, -float("inf")))
+        value = xp.where(finite, value, extreme)
+        return layout.from_groups(_nan_to_num(xp, value))
 
 
 def scatter_std(src: Any, index: Any, dim: int = -1, out: Any = None,
