@@ -2,7 +2,7 @@
 torch_scatter 2.1.2's source (``torch_scatter/*.py`` and its CPU kernels, ``csrc/cpu``):
 every function, ``dim`` 0, 1 and -1, index broadcasting, ``out``, ``dim_size``, empty
 segments, ties, NaN, integer data, PyTorch's gradients against finite differences, and the
-same calls on NumPy, PyTorch, JAX, Dask and array-api-strict arrays.
+same calls on NumPy, PyTorch, JAX, Dask, array-api-strict and ndonnx arrays.
 
 torch_scatter itself has no wheel for the installed PyTorch, so the references are loops
 that follow its kernels step by step (the order of the updates, the strict comparisons of
@@ -654,7 +654,7 @@ def test_min_max_gradient_goes_to_the_winner():
 
 # -- every backend -------------------------------------------------------------------------------
 
-BACKENDS = ["numpy", "torch", "jax", "dask", "array_api_strict"]
+BACKENDS = ["numpy", "torch", "jax", "dask", "array_api_strict", "ndonnx"]
 
 
 def _calls(dim, size):
@@ -751,3 +751,32 @@ def test_jax_grad_of_softmax_matches_torch():
     x = torch.tensor(src, requires_grad=True)
     (ts.scatter_softmax(x, torch.tensor(INDEX_1D), 0) * torch.tensor(weights)).sum().backward()
     np.testing.assert_allclose(jax_grad, x.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_jax_jit_needs_checkify():
+    """Under jax.jit the index check cannot read the values: the error says what to do, and
+    under checkify a bad index comes back as its error."""
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental import checkify
+
+    function = jax.jit(lambda x, i: ts.scatter_sum(x, i, dim_size=3))
+    with pytest.raises(ValueError, match=r"compat\.torch_scatter\.scatter_sum needs to read index"):
+        function(jnp.ones(4), jnp.array([0, 1, 2, 1]))
+    checked = checkify.checkify(function)
+    error, result = checked(jnp.ones(4), jnp.array([0, 1, 2, 1]))
+    assert error.get() is None
+    np.testing.assert_array_equal(np.asarray(result), [1.0, 2.0, 1.0])
+    error, _ = checked(jnp.ones(4), jnp.array([0, 1, 5, 1]))
+    assert "= 5 is out of range [0, 3)" in error.get()
+
+
+def test_dask_checks_when_computed():
+    import dask.array as da
+
+    index = da.from_array(np.array([0, 1, 5, 1]), chunks=2)
+    lazy = ts.scatter_sum(da.ones(4, chunks=2), index, dim_size=3)
+    with pytest.raises(IndexError, match=r"\[2\] = 5 is out of range \[0, 3\)"):
+        lazy.compute()
+    with pytest.raises(ValueError, match="pass dim_size=N"):
+        ts.scatter_sum(da.ones(4, chunks=2), index)

@@ -32,9 +32,14 @@ What differs from torch_scatter:
 - An index value outside ``[0, dim_size)`` raises :class:`IndexError` naming it (eagerly;
   on Dask when the result is computed, as ``segment_ids`` at its place in the flattened call
   where the index has more than one dimension); torch_scatter's ``scatter_sum`` raises
-  PyTorch's ``RuntimeError`` and its C++ kernels do not check. Under ``jax.jit`` (without
-  ``checkify``) the check cannot read the values and says so. A bad ``indptr`` (falling,
-  or outside ``[0, src.size(dim)]``) raises too (torch_scatter: not checked).
+  PyTorch's ``RuntimeError`` and its C++ kernels do not check. Under ``jax.jit`` the check
+  cannot read the values and says so: wrap the function with
+  ``jax.experimental.checkify.checkify``, which returns a bad index as its error. A bad
+  ``indptr`` (falling, or outside ``[0, src.size(dim)]``) raises too (torch_scatter: not
+  checked).
+- ``dim_size=None`` reads ``index.max()``, which Dask, ``jax.jit`` and symbolic arrays
+  cannot give when the function is called: pass `dim_size` there (and `out` to
+  ``gather_csr``, whose length is the last offset).
 - `index` and `indptr` may have any integer dtype (torch_scatter: int64); the ``argindex``
   of ``scatter_min`` / ``_max`` and the ``segment_*`` forms has the dtype of `index`
   (`indptr`).
