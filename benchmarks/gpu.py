@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from harness import arguments, interleaved, write_section
+from harness import arguments, code_commit, interleaved, jax_at, write_section
 
 import portagather as pg
 
@@ -185,22 +185,18 @@ def jax_rows(d: dict[str, Any], n: dict[str, int], rounds: int) -> list[Row]:
     for reduce in ("update", "add", "max"):
         index = t["s_unique"] if reduce == "update" else t["s_index"]
         name = "S1u" if reduce == "update" else "S1"
-
-        def native(p: Any, i: Any, u: Any, reduce: str = reduce) -> Any:
-            return getattr(p.at[i[:, 0], i[:, 1]], at[reduce])(u, mode="clip")
-
         rows.append((
             f'{name} scatter_nd "{reduce}" (jit)',
             jitted(lambda p, i, u, reduce=reduce: pg.scatter_nd(
                 p, i, u, reduce=reduce, bad_indices="clip"), sp, index, su),
-            jitted(native, sp, index, su),
+            jitted(jax_at(reduce, mode="clip"), sp, index, su),
             f'.at[i0, i1].{at[reduce]}(mode="clip")',
             "exact" if reduce != "add" else "close",
         ))  # fmt: skip
     rows.append((
         'S1 scatter_nd "update" (duplicates, last wins) (jit)',
         jitted(lambda p, i, u: pg.scatter_nd(p, i, u, bad_indices="clip"), sp, t["s_index"], su),
-        jitted(lambda p, i, u: p.at[i[:, 0], i[:, 1]].set(u, mode="clip"), sp, t["s_index"], su),
+        jitted(jax_at("update", mode="clip"), sp, t["s_index"], su),
         ".at[i0, i1].set (resolves nothing)",
         "none",
     ))  # fmt: skip
@@ -208,8 +204,7 @@ def jax_rows(d: dict[str, Any], n: dict[str, int], rounds: int) -> list[Row]:
         'S1u scatter_nd "update", unique_indices=True (jit)',
         jitted(lambda p, i, u: pg.scatter_nd(
             p, i, u, bad_indices="clip", unique_indices=True), sp, t["s_unique"], su),
-        jitted(lambda p, i, u: p.at[i[:, 0], i[:, 1]].set(
-            u, mode="clip", unique_indices=True), sp, t["s_unique"], su),
+        jitted(jax_at("update", mode="clip", unique_indices=True), sp, t["s_unique"], su),
         ".at[i0, i1].set(unique_indices=True)",
         "exact",
     ))  # fmt: skip
@@ -313,12 +308,14 @@ def report(measured: dict[str, Any]) -> str:
         "",
         f"`python benchmarks/gpu.py` on one {v.get('gpu', 'GPU')} (PyTorch {v.get('torch')}, "
         f"JAX {v.get('jax')}, NumPy {v.get('numpy')}, Python {v.get('python')}), once, on a "
-        "machine lent for the run. Sizes as on the CPU (G1 1M points from 4000 x 4000 float32, "
+        f"machine lent for the run. Measured on `{measured.get('commit', 'unknown')}`. Sizes "
+        "as on the CPU (G1 1M points from 4000 x 4000 float32, "
         "S1 200k points into 2000 x 2000, MP 1M edges into 100k nodes x 32); median of "
         f"{measured.get('rounds', 15)} interleaved rounds (`--rounds`), CUDA synchronised; JAX "
         "without x64 (int32 indices), under `jit` "
         "but for the eager row. Each result was compared with the native's first (`check`). At "
-        "these sizes a native kernel runs in 40-150 µs, so PyTorch's ratios under 1 ms are "
+        "these sizes a native kernel runs in well under a millisecond (`native ms`), so "
+        "PyTorch's ratios there are "
         "mostly portagather's fixed cost per call (its Python steps and extra small kernels), "
         "not the kernels' speed; under `jit` that cost is paid at trace time.",
         "",
@@ -339,7 +336,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     if args.write_results:
-        write_section("gpu", report(json.loads((HERE / "gpu.json").read_text())))
+        measured = json.loads((HERE / "gpu.json").read_text())
+        measured["commit"] = args.commit or measured.get("commit", "unknown")
+        write_section("gpu", report(measured))
         return
     n = sizes(args.quick)
     d = data(n)
@@ -351,7 +350,8 @@ def main(argv: list[str] | None = None) -> None:
     if "jax" in args.backends:
         rows += jax_rows(d, n, args.rounds)
     args.out.mkdir(parents=True, exist_ok=True)
-    measured = {"versions": versions(), "rounds": args.rounds, "rows": rows}
+    measured = {"versions": versions(), "commit": code_commit(), "rounds": args.rounds,
+                "rows": rows}  # fmt: skip
     (args.out / "gpu.json").write_text(json.dumps(measured, indent=1))
     lines = [_HEADER, _RULE, *(_line(r) for r in rows)]
     (args.out / "gpu.md").write_text("\n".join(lines) + "\n")

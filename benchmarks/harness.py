@@ -1,21 +1,12 @@
-"""What every benchmark script shares: timing, threads, arguments, RESULTS.md, clusters.
+"""What every benchmark script shares: timing, threads, arguments, natives, RESULTS.md, clusters.
 
-The rules it keeps (``benchmarks/README.md``):
-
-- **Interleaved rounds, medians.** Every candidate of one block runs in the same process:
-  warm-up calls first (the first result may be compared with the expected one), then rounds
-  of one call (or ``inner`` calls) of each candidate in a rotating order; a candidate's time
-  is the median over its rounds. A burst of other work on a shared machine then hits every
-  candidate alike, and one slow round moves no median.
-- **Ratios in the same run.** A figure is portagather's time divided by the fastest native
-  idiom of the same block, measured in the same rounds; with ``--repeat`` the block is
-  measured again (candidates made afresh where the script says so), the ratio is the median
-  over the repeats and its range is kept.
-- **One intra-op thread** per backend unless ``--threads`` says otherwise
-  (:func:`set_threads`), set before any backend runs anything.
-- **One section each.** Every script writes its own section of ``RESULTS.md``, between
-  ``<!-- name -->`` and ``<!-- /name -->`` (:func:`write_section`); ``run.py`` rebuilds the
-  rest of the report and carries the others over.
+The rules it keeps are ``benchmarks/README.md``'s "Rules": interleaved rounds and medians,
+ratios within one run, one intra-op thread unless ``--threads`` says otherwise (the header
+of a section, :func:`header`, names the count and the commit measured), one section of
+``RESULTS.md`` per script. Every script in ``benchmarks/`` imports it as ``import harness``
+(Python puts a script's own folder first on ``sys.path``); the decision records run as
+modules from ``benchmarks/`` (``cd benchmarks && python -m decisions.last_wins``), which puts
+that folder there too.
 """
 
 from __future__ import annotations
@@ -26,9 +17,11 @@ import os
 import platform
 import re
 import statistics
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +30,19 @@ RESULTS = HERE / "RESULTS.md"
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 # ------------------------------------------------------------------------------ timing
+
+
+@dataclass
+class Candidate:
+    """One timed callable of a block: its name, its kind (``"pg"``, ``"native"``, or a
+    safety class of ``workloads.py``), a zero-argument function returning a finished result,
+    and the policy column a portagather candidate's ratio goes in."""
+
+    name: str
+    kind: str
+    fn: Callable[[], Any]
+    policy: str | None = None
+    inner: int = 1
 
 
 def to_numpy(x: Any) -> Any:
@@ -232,6 +238,36 @@ def torch_deterministic() -> Iterator[None]:
         torch.use_deterministic_algorithms(was)
 
 
+# ------------------------------------------------------------------------------ natives
+
+#: The native reductions each backend spells for a scatter's `reduce` (NumPy's ufuncs are in
+#: :func:`ufunc`): ``scatter_reduce_``'s names, JAX's ``.at[]`` methods.
+TORCH_REDUCE = {"add": "sum", "max": "amax", "min": "amin", "multiply": "prod"}
+JAX_METHOD = {"update": "set", "add": "add", "max": "max", "min": "min", "multiply": "multiply"}
+
+
+def ufunc(reduce: str) -> Any:
+    """NumPy's ufunc of a scatter's `reduce` (``np.add`` for ``"add"``), whose ``.at`` is the
+    native unbuffered scatter."""
+    import numpy as np
+
+    return {"add": np.add, "max": np.maximum, "min": np.minimum, "multiply": np.multiply}[reduce]
+
+
+def jax_at(reduce: str, rows: Any = None, **options: Any) -> Callable[..., Any]:
+    """JAX's own scatter of `reduce` as ``f(p, i, u)``: ``p.at[i[:, 0], i[:, 1]]`` (pairs
+    into a 2-d params) or, given `rows` (``arange(n)[:, None]``), ``p.at[rows, i]`` (along
+    axis 1), then the method of `reduce` with `options` (``mode="clip"``,
+    ``unique_indices=True``)."""
+    method = JAX_METHOD[reduce]
+
+    def at(p: Any, i: Any, u: Any) -> Any:
+        where = (i[:, 0], i[:, 1]) if rows is None else (rows, i)
+        return getattr(p.at[where], method)(u, **options)
+
+    return at
+
+
 # ------------------------------------------------------------------------------ threads
 
 
@@ -283,11 +319,17 @@ def arguments(
     rounds: int | None = None,
     threads: bool = False,
     backends: Sequence[str] | None = None,
+    commit: bool = True,
 ) -> argparse.ArgumentParser:
     """A parser with the options the scripts share: ``--quick`` (with its help, unless
     None), ``--repeat`` (blocks measured this often), ``--rounds`` (its default),
-    ``--threads`` (intra-op threads, default 1) and ``--backends`` (these, all by default)."""
+    ``--threads`` (intra-op threads, default 1), ``--backends`` (these, all by default) and
+    ``--commit`` (the commit a section names, for one rewritten from saved figures; not for a
+    script that writes no section)."""
     parser = argparse.ArgumentParser(description=(doc or " ").strip().splitlines()[0])
+    if commit:
+        parser.add_argument("--commit", default=None, help="the commit measured, as the "
+                            "section names it (default: the imported source's)")  # fmt: skip
     if quick is not None:
         parser.add_argument("--quick", action="store_true", help=quick)
     if repeat:
@@ -353,6 +395,43 @@ def versions_text(info: dict[str, Any]) -> str:
     return ", ".join(f"{k} {v}" for k, v in info["versions"].items())
 
 
+def code_commit() -> str:
+    """The commit of the portagather source imported (``-dirty`` with uncommitted changes)."""
+    import portagather
+
+    src = Path(portagather.__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True,
+                             check=True)  # fmt: skip
+        return out.stdout.strip()
+
+    try:
+        head, dirty = git("rev-parse", "--short", "HEAD"), git("status", "--porcelain", "--", ".")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("-dirty" if dirty else "")
+
+
+def threads_text(threads: int) -> str:
+    """The thread count a run used, as its header says it (``--threads``; 0: the defaults)."""
+    if threads <= 0:
+        return "every backend's default thread pools"
+    return f"{threads} intra-op thread{'s' if threads > 1 else ''}"
+
+
+def header(command: str, threads: int, commit: str | None = None, info: Any = None) -> str:
+    """A section's first line: the command that wrote it, the machine, the thread count the
+    run used, Python and the versions measured, and the commit of the source measured
+    (:func:`code_commit` unless given)."""
+    info = info or machine()
+    return (
+        f"`{command}` on {info['cpu']} ({info['cores']} cores), {threads_text(threads)}; "
+        f"Python {info['python']}; {versions_text(info)}. Measured on "
+        f"`{commit or code_commit()}`."
+    )
+
+
 def fmt_t(s: float) -> str:
     """Seconds in µs, ms or s."""
     if s < 1e-3:
@@ -378,6 +457,23 @@ def fmt_ratio(r: float, target: float = 1.0, digits: int = 2) -> str:
 def marked(r: float, target: float, digits: int = 2) -> str:
     """`r` (see :func:`fmt_ratio`) with the mark of whether it meets ``r <= target``."""
     return f"{fmt_ratio(r, target, digits)} {mark(r <= target)}"
+
+
+def ratio_cell(
+    r: dict[str, float] | None, bound: float | None = None, repeat: int = 1, words: bool = False
+) -> str:
+    """A table's ratio cell from ``{"ratio", "low", "high"}`` (None: ``-``): the ratio with
+    the mark of whether it meets `bound` (``met``/``missed`` with `words`), and over several
+    repeats its range in brackets, to as many decimals as the ratio."""
+    if r is None:
+        return "-"
+    text = marked(r["ratio"], bound) if bound is not None else f"{r['ratio']:.2f}"
+    if words:
+        text = text.replace("✅", "met").replace("❌", "missed")
+    if repeat > 1:
+        d = len(text.split()[0].split(".")[1])
+        text += f" ({r['low']:.{d}f}-{r['high']:.{d}f})"
+    return text
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

@@ -9,6 +9,7 @@ the values are right. Used by tests/test_scale_out.py and benchmarks/scale_out.p
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -35,6 +36,7 @@ def gathered_bytes(hlo: str) -> int:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     mesh = Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y"))
     values = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)
     params = jax.device_put(values, NamedSharding(mesh, PartitionSpec("x", "y")))

@@ -109,7 +109,9 @@ def summary(log):
 
 def main():
     import workloads
+    from harness import arguments
 
+    arguments(__doc__, quick=None, commit=False).parse_args()
     for make in (
         workloads.w1,
         workloads.w2,

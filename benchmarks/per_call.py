@@ -4,6 +4,7 @@
     python benchmarks/per_call.py --quick     # few rounds, a few seconds; writes nothing
     python benchmarks/per_call.py --backends numpy --functions gather_nd segment_sum
     python benchmarks/per_call.py --from-json # the section again from per_call.json
+    python benchmarks/per_call.py --front-ends  # the per-call-torch section instead
 
 What a loop of small calls pays (beam-search bookkeeping, per-step RL indexing, per-batch
 graph updates): params 8 x 6 float32 with 5 index vectors (no duplicates), an 8 x 3 index
@@ -19,28 +20,33 @@ under ``"unchecked"`` on NumPy and PyTorch (JAX eager is reported).
 
 The profile: ``cProfile`` over ``--profile-calls`` calls of each function under ``"error"``;
 the functions of most own time (``tottime``) per call, in microseconds. The profiler's own
-cost (about a microsecond per Python call) is in these figures, so they add up to more than
-the unprofiled time; they show which steps remain and their order.
+cost per Python call is in these figures, so they add up to more than the unprofiled time;
+they show which steps remain and their order.
+
+``--front-ends``: each front end of ``portagather.compat.torch`` on the same inputs as CPU
+tensors (an 8 x 3 index along dim 1; 5 rows along dim 0; 5 index pairs for ``index_put``)
+against the PyTorch function it imitates with the same arguments, whose result is first
+compared with portagather's; the ratio portagather / PyTorch in the same rounds, bounded by
+issue 29's bound under ``"error"`` (a front end checks every index as the core's ``"error"``
+does). Writes the section ``per-call-torch``.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import statistics
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import harness
+import numpy as np
+
+import portagather as pg
+from portagather.compat import torch as pgt
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import harness  # noqa: E402
-import numpy as np  # noqa: E402
-
-import portagather as pg  # noqa: E402
-
 BACKENDS = ("numpy", "torch", "jax")
 POLICIES = ("error", "unchecked")
 BOUNDS = {"error": 2.0, "unchecked": 1.5}
@@ -356,22 +362,6 @@ def measure_row(
     return row
 
 
-def code_commit() -> str:
-    """The commit of the portagather source imported (``-dirty`` with uncommitted changes)."""
-    src = Path(pg.__file__).resolve().parent
-    try:
-
-        def git(*args: str) -> str:
-            out = subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True,
-                                 check=True)  # fmt: skip
-            return out.stdout.strip()
-
-        head, dirty = git("rev-parse", "--short", "HEAD"), git("status", "--porcelain", "--", ".")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + ("-dirty" if dirty else "")
-
-
 def run(backends: list[str], functions: list[str] | None, rounds: int, inner: int,
         repeat: int, profile_calls: int, top: int) -> dict[str, Any]:  # fmt: skip
     a = inputs()
@@ -402,15 +392,6 @@ def run(backends: list[str], functions: list[str] | None, rounds: int, inner: in
 # ------------------------------------------------------------------------------ report
 
 
-def _ratio_cell(r: dict[str, Any], bound: float | None, repeat: int) -> str:
-    text = harness.marked(r["ratio"], bound) if bound else f"{r['ratio']:.2f}"
-    if bound:
-        text = text.replace("✅", "met").replace("❌", "missed")
-    if repeat > 1:
-        text += f" ({r['low']:.2f}-{r['high']:.2f})"
-    return text
-
-
 def report(res: dict[str, Any]) -> str:
     info, repeat = res["machine"], res["repeat"]
     met = {b: [0, 0] for b in POLICIES}
@@ -423,10 +404,8 @@ def report(res: dict[str, Any]) -> str:
         "<!-- per-call -->",
         "## Per call: every public function on tiny inputs",
         "",
-        f"`python benchmarks/per_call.py --repeat {repeat}` on {info['cpu']} "
-        f"({info['cores']} cores), one intra-op thread; {harness.versions_text(info)}. "
-        f"Measured on the portagather source at commit `{res['commit']}`, as the run "
-        "imported it.",
+        harness.header(f"python benchmarks/per_call.py --repeat {repeat}",
+                       res.get("threads", 1), res["commit"], info),
         "",
         "Params 8 x 6 float32 with 5 index vectors (no duplicates); an 8 x 3 index along axis "
         "1 (`take_along_axis`, `gather_d`, `scatter_d`, `put_along_axis`); `gather` takes 5 "
@@ -449,11 +428,12 @@ def report(res: dict[str, Any]) -> str:
     for row in res["rows"]:
         bounded = row["backend"] in BOUNDED
         e, u = row["error"], row["unchecked"]
+        cells = [harness.ratio_cell(row[b], BOUNDS[b] if bounded else None, repeat, words=True)
+                 for b in POLICIES]  # fmt: skip
         lines.append(
             f"| {row['backend']} | `{row['function']}` | {e['seconds'] * 1e6:.1f} "
             f"| {u['seconds'] * 1e6:.1f} | {row['native_s'] * 1e6:.1f} | `{row['native']}` "
-            f"| {_ratio_cell(e, BOUNDS['error'] if bounded else None, repeat)} "
-            f"| {_ratio_cell(u, BOUNDS['unchecked'] if bounded else None, repeat)} |"
+            f"| {cells[0]} | {cells[1]} |"
         )
     if res["profiles"]:
         lines += [
@@ -462,7 +442,7 @@ def report(res: dict[str, Any]) -> str:
             "",
             f"`cProfile` over {res['profile_calls']} calls of each function; the "
             f"{res['top']} functions of most own time, in µs per call (own time; the "
-            "profiler's cost of about a microsecond per Python call is included, so a "
+            "profiler's own cost per Python call is included, so a "
             "row adds up to more than the unprofiled time above). Built-ins are the "
             "backend's own operations.",
             "",
@@ -479,36 +459,139 @@ def report(res: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# ------------------------------------------------------------------------------ front ends
+
+
+def front_ends(a: dict[str, Any]) -> dict[str, tuple[Fn, Fn]]:
+    """Each front end of ``compat.torch``: (portagather's call, PyTorch's call)."""
+    import torch
+
+    p, along, u_along, rows, nd, u_nd = (a[k] for k in ("p", "along", "u_along", "rows", "nd",
+                                                         "u_nd"))  # fmt: skip
+    source = torch.ones((rows.shape[0], p.shape[1]), dtype=p.dtype)
+    pair = (nd[:, 0], nd[:, 1])
+    calls: dict[str, tuple[str, tuple[Any, ...], dict[str, Any]]] = {
+        "gather": ("gather", (1, along), {}),
+        "take_along_dim": ("take_along_dim", (along, 1), {}),
+        "index_select": ("index_select", (0, rows), {}),
+        "scatter": ("scatter", (1, along, u_along), {}),
+        "scatter_add": ("scatter_add", (1, along, u_along), {}),
+        "index_add": ("index_add", (0, rows, source), {}),
+        "index_put": ("index_put", (pair, u_nd), {}),
+        "index_put(accumulate)": ("index_put", (pair, u_nd), {"accumulate": True}),
+    }
+    reductions = (("scatter_reduce", (1, along, u_along), ("sum", "amax", "mean")),
+                  ("index_reduce", (0, rows, source), ("amax", "mean")))  # fmt: skip
+    for name, args, reduces in reductions:
+        for reduce in reduces:
+            for include_self in (True, False):
+                calls[f'{name}("{reduce}", include_self={include_self})'] = (
+                    name,
+                    (*args, reduce),
+                    {"include_self": include_self},
+                )
+
+    def both(name: str, args: tuple[Any, ...], kw: dict[str, Any]) -> tuple[Fn, Fn]:
+        mine, theirs = getattr(pgt, name), getattr(torch, name)
+        return lambda: mine(p, *args, **kw), lambda: theirs(p, *args, **kw)
+
+    return {label: both(*call) for label, call in calls.items()}
+
+
+def run_front_ends(rounds: int, inner: int, repeat: int, profile_calls: int,
+                   top: int) -> dict[str, Any]:  # fmt: skip
+    import torch
+
+    warnings.filterwarnings("ignore", message="index_reduce\\(\\) is in beta")
+    results = []
+    for name, (mine, theirs) in front_ends(on_backend("torch", inputs())).items():
+        torch.testing.assert_close(mine(), theirs())
+        times = [harness.interleaved({"pg": mine, "torch": theirs}, rounds, inner=inner)
+                 for _ in range(repeat)]  # fmt: skip
+        ratios = [t["pg"] / t["torch"] for t in times]
+        row = {"function": name, "portagather_s": statistics.median(t["pg"] for t in times),
+               "torch_s": statistics.median(t["torch"] for t in times), "low": min(ratios),
+               "ratio": statistics.median(ratios), "high": max(ratios)}  # fmt: skip
+        if profile_calls:
+            row["steps"] = harness.top_steps(mine, profile_calls, top)
+        results.append(row)
+    return {"rows": results}
+
+
+def report_front_ends(res: dict[str, Any]) -> str:
+    bound, repeat = BOUNDS["error"], res["repeat"]
+    met = sum(r["ratio"] <= bound for r in res["rows"])
+    lines = [
+        "<!-- per-call-torch -->",
+        "## Per call: PyTorch's front ends against PyTorch",
+        "",
+        harness.header(
+            f"python benchmarks/per_call.py --front-ends --repeat {repeat}",
+            res["threads"],
+            res["commit"],
+            res["machine"],
+        ),
+        "",
+        "`portagather.compat.torch` against the PyTorch function it imitates, with the same "
+        "arguments: CPU tensors, params 8 x 6 float32, an 8 x 3 index along dim 1 (`gather`, "
+        "the scatters), 5 rows along dim 0 (`index_*`), 5 index pairs (`index_put`). Each "
+        "result was first compared with PyTorch's. Times: medians of "
+        f"{res['rounds']} interleaved rounds of {res['inner']} calls each, median over "
+        f"{repeat} repeats (range of the ratio in brackets); ratio: portagather / PyTorch. "
+        f'Bound (issue 29\'s under `"error"`): {bound}x. Met: {met} of {len(res["rows"])}.',
+        "",
+        "| function | portagather µs | PyTorch µs | ratio | top steps: own µs per call "
+        "(profiled) |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for r in res["rows"]:
+        steps = ", ".join(f"`{s['step']}` {s['us']:.1f}" for s in r.get("steps", [])[1:])
+        lines.append(
+            f"| `{r['function']}` | {r['portagather_s'] * 1e6:.1f} | {r['torch_s'] * 1e6:.1f} "
+            f"| {harness.ratio_cell(r, bound, max(repeat, 2), words=True)} | {steps} |"
+        )
+    lines.append("<!-- /per-call-torch -->")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = harness.arguments(__doc__, quick="few rounds; writes nothing", repeat=True,
                                rounds=21, threads=True, backends=BACKENDS)  # fmt: skip
     parser.add_argument("--inner", type=int, default=100, help="calls per timed sample, at most")
     parser.add_argument("--functions", nargs="+", default=None, help="e.g. gather_nd scatter_d")
     parser.add_argument("--profile-calls", type=int, default=2000, help="0: no profile")
-    parser.add_argument("--top", type=int, default=5, help="steps shown per profile")
+    parser.add_argument("--top", type=int, default=None, help="steps per profile (5; 4 front ends)")
     parser.add_argument("--from-json", action="store_true", help="the section from per_call.json")
     parser.add_argument(
-        "--commit", default=None,
-        help="the commit the measured source stands at, for the section (default: the HEAD of "
-        "the imported source's checkout, -dirty where it has changes)",
-    )  # fmt: skip
+        "--front-ends",
+        action="store_true",
+        help="compat.torch's front ends against PyTorch: section per-call-torch",
+    )
+    parser.add_argument("--no-write", action="store_true", help="print the section only")
     args = parser.parse_args(argv)
     if args.from_json:
         harness.write_section("per-call", report(json.loads((HERE / "per_call.json").read_text())))
         return
     if args.quick:
         args.rounds, args.inner, args.profile_calls = 3, 5, min(args.profile_calls, 50)
-    harness.setup(args.threads, args.backends)
-    res = run(args.backends, args.functions, args.rounds, args.inner, args.repeat,
-              args.profile_calls, args.top)  # fmt: skip
+    args.top = args.top or (4 if args.front_ends else 5)
+    harness.setup(args.threads, ["torch"] if args.front_ends else args.backends)
+    if args.front_ends:
+        res = run_front_ends(args.rounds, args.inner, args.repeat, args.profile_calls, args.top)
+    else:
+        res = run(args.backends, args.functions, args.rounds, args.inner, args.repeat,
+                  args.profile_calls, args.top)  # fmt: skip
     res |= {
-        "machine": harness.machine(), "commit": args.commit or code_commit(),
-        "rounds": args.rounds, "inner": args.inner, "repeat": args.repeat,
-        "profile_calls": args.profile_calls, "top": args.top,
+        "machine": harness.machine(), "commit": args.commit or harness.code_commit(),
+        "threads": args.threads, "rounds": args.rounds, "inner": args.inner,
+        "repeat": args.repeat, "profile_calls": args.profile_calls, "top": args.top,
     }  # fmt: skip
-    text = report(res)
+    text = report_front_ends(res) if args.front_ends else report(res)
     print("\n" + text)
-    if args.quick:
+    if args.quick or args.no_write:
+        return
+    if args.front_ends:
+        harness.write_section("per-call-torch", text, after="per-call")
         return
     (HERE / "per_call.json").write_text(json.dumps(res, indent=1))
     harness.write_section("per-call", text)

@@ -10,23 +10,20 @@ program, by opcode (one jitted program runs per call, so there is no Python to s
     python benchmarks/profile_cells.py numpy:W2:error jax:W5:unchecked
 
 Prints one markdown table per backend. Profiled times carry cProfile's own cost per Python
-call (about a microsecond for each of portagather's ~30 calls); the unprofiled medians are
-interleaved rounds (``harness.interleaved``).
+call; the unprofiled medians are interleaved rounds (``harness.interleaved``).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
 from collections import Counter
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import workloads
+from harness import arguments, interleaved, profiled, set_threads, table
 
-import workloads  # noqa: E402
-from harness import arguments, interleaved, profiled, set_threads, table  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 #: The C functions that read the data, as cProfile names them.
 KERNELS = re.compile(
@@ -166,7 +163,7 @@ def jax_rows(cells, results, rounds):
 
 
 def main():
-    parser = arguments(__doc__, quick=None, rounds=30)
+    parser = arguments(__doc__, quick=None, rounds=30, commit=False)
     parser.add_argument("cells", nargs="*", help="backend:workload:policy (default: all > 1.00)")
     parser.add_argument("--results", default=str(HERE / "RESULTS.json"))
     parser.add_argument("--calls", type=int, default=10, help="profiled calls per candidate")

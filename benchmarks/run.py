@@ -1,8 +1,7 @@
 """portagather against the native idioms and TensorFlow, measured side by side.
 
     python benchmarks/run.py            # full run (a few minutes), writes benchmarks/RESULTS.md
-    python benchmarks/run.py --quick    # smoke run on small data (~30 s; ~3 s with
-                                        # --backends numpy); writes nothing
+    python benchmarks/run.py --quick    # smoke run on small data; writes nothing
     python benchmarks/run.py --backends numpy torch --workloads W1 W4
 
 Every candidate of one workload on one backend is timed in the same process, interleaved
@@ -10,11 +9,9 @@ Every candidate of one workload on one backend is timed in the same process, int
 over the rounds is reported. JAX runs with ``jax_enable_x64`` so that the indices stay int64.
 
 The report is ``RESULTS.template.md`` with its named sections filled by the ``section_*``
-functions; the sections the other scripts write (:data:`CARRIED`: ``scale_out.py``,
-``scatter.py``, ``decisions/last_wins.py``, ``decisions/jax_eager.py``, ``segments.py``,
-``segments_scale_out.py``, ``segments_dask_idioms.py``, ``gpu.py``, ``per_call.py``,
-``per_call_torch.py``, ``profile_scatter.py``) are carried over from the old report.
-Timing, threads and the sections: ``harness.py``.
+functions, each of its headings followed by the commit measured; the sections the other
+scripts write (:data:`CARRIED`; ``benchmarks/README.md`` says which) are carried over from
+the old report. Timing, threads and the sections: ``harness.py``.
 """
 
 from __future__ import annotations
@@ -25,28 +22,27 @@ import math
 import re
 import statistics
 import string
-import sys
 import time
 import tracemalloc
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import numpy as np  # noqa: E402
-import workloads  # noqa: E402
-from harness import (  # noqa: E402
+import numpy as np
+import workloads
+from harness import (
     arguments,
+    code_commit,
     fmt_t,
     machine,
     mark,
     marked,
     measure,
+    ratio_cell,
     section_pattern,
     setup,
     table,
 )
 
+HERE = Path(__file__).resolve().parent
 BACKENDS = ("numpy", "jax", "torch", "dask", "tensorflow")
 TARGETED = ("numpy", "jax", "torch")
 MAIN = {
@@ -82,8 +78,9 @@ def run_block(backend, w, budget, check=True):
 def run_block_repeated(backend, w, budget, repeat):
     """:func:`run_block` `repeat` times, each with candidates made afresh (new compilations,
     new buffers): each candidate's time is the median over the repeats, and the block keeps
-    the range of each ratio. On a shared machine one block's ratios moved by far more than
-    their distance from 1 (JAX W3 "unchecked": 0.7 to 1.6 for the same code)."""
+    the range of each ratio: on a shared machine one block's ratios can move by more than
+    their distance from 1 (the ranges in brackets of RESULTS.md's "Summary: portagather /
+    fastest native of the same safety")."""
     repeats = [run_block(backend, w, budget, check=k == 0) for k in range(repeat)]
     rows = [
         {**row, "seconds": statistics.median(rs[0][n]["seconds"] for rs in repeats)}
@@ -235,6 +232,10 @@ def build_report(res, quick, previous=""):
             else ""
         ),
         "date": time.strftime("%Y-%m-%d %H:%M", time.localtime(res["started"])),
+        "command": "python benchmarks/run.py"
+        + (f" --repeat {res['repeat']}" if res.get("repeat", 1) > 1 else "")
+        + (f" --threads {th}" if th != 1 else ""),
+        "commit": res.get("commit", "unknown"),
         "elapsed": f"{res['elapsed']:.0f}",
         "machine": section_machine(m),
         "threads": section_threads(th),
@@ -253,7 +254,13 @@ def build_report(res, quick, previous=""):
         "notes": section_notes(res),
         **carried,
     }
-    text = string.Template(TEMPLATE.read_text()).substitute(sections)
+    own = {k: v for k, v in sections.items() if k not in carried}
+    text = string.Template(TEMPLATE.read_text()).safe_substitute(own)
+    # Each section of this run names the commit it measured (Engine choices names its own).
+    measured = f"\n\nMeasured on `{res.get('commit', 'unknown')}`."
+    text = re.sub(r"^## (?!Engine choices).*$", lambda m: m.group(0) + measured, text, flags=re.M)
+    for name, block in carried.items():
+        text = text.replace("${" + name + "}", block)
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
@@ -307,14 +314,10 @@ def section_summary(res):
                 if not blk or pol not in blk["ratios"]:
                     cells.append("-")
                     continue
-                r = blk["ratios"][pol][0]
+                low, high = blk.get("spread", {}).get(pol) or (0, 0)
+                r = {"ratio": blk["ratios"][pol][0], "low": low, "high": high}
                 targeted = b in TARGETED and key != "W6"
-                cell = marked(r, 1.0) if targeted else f"{r:.2f}"
-                low_high = blk.get("spread", {}).get(pol)
-                if low_high:  # to as many decimals as the median
-                    d = len(cell.split()[0].split(".")[1])
-                    cell += f" ({low_high[0]:.{d}f}-{low_high[1]:.{d}f})"
-                cells.append(cell)
+                cells.append(ratio_cell(r, 1.0 if targeted else None, 2 if high else 1))
         rows.append(cells)
     return table(header, rows)
 
@@ -637,6 +640,7 @@ def main(argv=None):
         "notes": [],
         "threads": res_threads,
         "repeat": args.repeat,
+        "commit": code_commit(),
     }
     main_keys = [k for k in args.workloads if k in MAIN]
     res["workloads"] = main_keys

@@ -1,6 +1,6 @@
 """Scale-out on Dask: what each task reads and writes, and a cluster smaller than params.
 
-    python benchmarks/scale_out.py           # the table and the cluster series (~5 min)
+    python benchmarks/scale_out.py           # the table and the cluster series
     python benchmarks/scale_out.py --quick   # small sizes, writes nothing
 
 Part 1, on the issue's shape (params 4000 x 4000 float32 in 64 blocks of 500 x 500, indices
@@ -29,7 +29,14 @@ from pathlib import Path
 import dask
 import dask.array as da
 import numpy as np
-from harness import WORKER_LIMIT, WorkerMemory, arguments, local_cluster, write_section
+from harness import (
+    WORKER_LIMIT,
+    WorkerMemory,
+    arguments,
+    code_commit,
+    local_cluster,
+    write_section,
+)
 
 import portagather as pg
 from portagather.conformance.dask_costs import measure
@@ -169,13 +176,13 @@ def mesh_all_gathers() -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def section(costs, series, mesh) -> str:
+def section(costs, series, mesh, commit) -> str:
     lines = [
         "<!-- scale-out: written by benchmarks/scale_out.py -->",
         "## Scale-out on Dask",
         "",
         f"Measured by `benchmarks/scale_out.py` on {platform.machine()}, "
-        f"Dask {dask.__version__}, portagather {pg.__version__}.",
+        f"Dask {dask.__version__}, portagather {pg.__version__}. Measured on `{commit}`.",
         "",
         "Per task, on params 4000 x 4000 float32 in 64 blocks of 500 x 500 and indices in 8 "
         "chunks, inputs persisted (bounds: at most 2 params blocks per task, largest input "
@@ -243,7 +250,8 @@ def main(argv=None):
         return
     (HERE / "scale_out.json").write_text(json.dumps({"costs": costs, "series": series}, indent=1))
     plot(series, HERE / "scale_out.png")
-    write_section("scale-out", section(costs, series, mesh_all_gathers()))
+    commit = args.commit or code_commit()
+    write_section("scale-out", section(costs, series, mesh_all_gathers(), commit))
 
 
 if __name__ == "__main__":

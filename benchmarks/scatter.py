@@ -3,6 +3,7 @@
     python benchmarks/scatter.py            # writes the scatter section of RESULTS.md
     python benchmarks/scatter.py --quick    # small data, a few minutes; writes nothing
     python benchmarks/scatter.py --backends numpy torch --reduces update add --repeat 3
+    python benchmarks/scatter.py --profile --workloads S2 S2u  # where the time goes
 
 Workloads:
     S1  scatter_nd: 200k point updates into 2000 x 2000 float32 (duplicates included)
@@ -34,6 +35,14 @@ the same rounds but not counted as a native of the block (the fastest native sta
 idioms). Its result must equal the reference and portagather's, element for element, before
 any timing; the section shows portagather / that path and that path / the plain
 ``index_put_``, median over the repeats.
+
+``--profile`` (NumPy and PyTorch): where the time of a large call goes, for the rows that
+miss issue 29's 1.05x bound. The same candidates, each result first compared with the
+reference; ``harness.interleaved`` medians over ``--rounds`` rounds, then ``cProfile`` over
+``--calls`` calls of portagather under each policy: the functions of most own time, in
+microseconds per call. The C calls (``ufunc.at``, ``scatter_add_``, the copy of the data) are
+the work a native does too; what else is listed is portagather's own. Writes the section
+``scatter-profile``.
 """
 
 from __future__ import annotations
@@ -41,31 +50,36 @@ from __future__ import annotations
 import inspect
 import json
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import numpy as np  # noqa: E402
-from harness import (  # noqa: E402
+import numpy as np
+from harness import (
+    JAX_METHOD,
+    TORCH_REDUCE,
+    Candidate,
     arguments,
+    header,
+    interleaved,
+    jax_at,
     machine,
     marked,
+    ratio_cell,
     repeated,
     rotated,
     setup,
+    table,
+    top_steps,
     torch_deterministic,
-    versions_text,
+    ufunc,
     write_section,
 )
-from workloads import Candidate  # noqa: E402
 
-import portagather as pg  # noqa: E402
+import portagather as pg
 
+HERE = Path(__file__).resolve().parent
 REDUCES = ("update", "add", "max", "min", "multiply")
 WORKLOADS = ("S1", "S1u", "S2", "S2u")
 BACKENDS = ("numpy", "torch", "jax", "jax-eager", "tensorflow")
@@ -115,9 +129,6 @@ def make_workload(key: str, quick: bool, points: int | None = None) -> dict[str,
     }
 
 
-UFUNCS = {"add": np.add, "max": np.maximum, "min": np.minimum, "multiply": np.multiply}
-
-
 def flat_positions(key: str, params: Any, indices: Any) -> Any:
     if key.startswith("S1"):
         return indices[:, 0] * params.shape[1] + indices[:, 1]
@@ -136,7 +147,7 @@ def expected(key: str, data: dict[str, Any], reduce: str) -> Any:
             out[position] = value
         return np.asarray(out, dtype=p.dtype).reshape(p.shape)
     line = p.copy().reshape(-1)
-    UFUNCS[reduce].at(line, flat, updates)
+    ufunc(reduce).at(line, flat, updates)
     return line.reshape(p.shape)
 
 
@@ -156,23 +167,28 @@ def pg_call(key: str, p: Any, i: Any, u: Any, reduce: str, policy: str, **extra:
 def pg_candidates(
     key: str, args: tuple[Any, ...], reduce: str, policies: tuple[str, ...],
     wrap: Callable[[Callable[..., Any]], Callable[..., Any]] | None = None,
+    scatter_d: bool = False,
 ) -> list[Candidate]:  # fmt: skip
     """portagather under each policy, and under the last with ``unique_indices=True`` on
     S1u/S2u (where the functions take it). `wrap` turns ``f(p, i, u)`` into what is timed
-    (``jax.jit``); the candidate's ``policy`` is the column its ratio goes in."""
+    (``jax.jit``); the candidate's ``policy`` is the column its ratio goes in. `scatter_d`:
+    S2 through ``scatter_d`` (PyTorch's argument order), as PyTorch's users call it."""
     function = pg.scatter_nd if key.startswith("S1") else pg.put_along_axis
     variants = [(policy, policy, {}) for policy in policies]
-    promise = promise_kwargs(function)
+    promise = promise_kwargs(pg.scatter_d if scatter_d else function)
     if key.endswith("u") and promise is not None:
         variants.append(("promise", policies[-1], promise))
     out = []
     for column, policy, extra in variants:
 
         def f(p: Any, i: Any, u: Any, policy: str = policy, extra: Any = extra) -> Any:
+            if scatter_d:
+                return pg.scatter_d(p, 1, i, u, reduce=reduce, bad_indices=policy, **extra)
             return pg_call(key, p, i, u, reduce, policy, **extra)
 
         g = wrap(f) if wrap is not None else f
-        label = f"pg {policy}" + (" unique_indices=True" if extra else "")
+        label = ("pg.scatter_d " if scatter_d else "pg ") + policy
+        label += " unique_indices=True" if extra else ""
         out.append(Candidate(label, PG, lambda g=g: g(*args), policy=column))
     return out
 
@@ -182,7 +198,7 @@ def pg_candidates(
 
 def _numpy(key: str, data: dict[str, Any], reduce: str) -> list[Candidate]:
     p, i, u = data["params"], data["indices"], data["updates"]
-    ufunc = UFUNCS.get(reduce)
+    uf = None if reduce == "update" else ufunc(reduce)
     unique = key.endswith("u")
     s1 = key.startswith("S1")
     where = (i[:, 0], i[:, 1]) if s1 else (np.arange(p.shape[0])[:, None], i)
@@ -190,37 +206,37 @@ def _numpy(key: str, data: dict[str, Any], reduce: str) -> list[Candidate]:
 
     def at_axes() -> Any:
         out = p.copy()
-        if ufunc is None:
+        if uf is None:
             out[where] = u
         else:
-            ufunc.at(out, where, u)
+            uf.at(out, where, u)
         return out
 
     def at_flat() -> Any:  # the hand-written flat form, positions computed in the call
         out = p.copy()
         flat = flat_positions(key, p, i)
-        if ufunc is None:
+        if uf is None:
             out.reshape(-1)[flat] = line
         else:
-            ufunc.at(out.reshape(-1), flat, line)
+            uf.at(out.reshape(-1), flat, line)
         return out
 
     def gather_op_scatter() -> Any:  # right only without duplicates
         out = p.copy()
         flat = flat_positions(key, p, i)
         view = out.reshape(-1)
-        assert ufunc is not None
-        view[flat] = ufunc(view[flat], line)
+        assert uf is not None
+        view[flat] = uf(view[flat], line)
         return out
 
-    op = "assign" if ufunc is None else f"{ufunc.__name__}.at"
+    op = "assign" if uf is None else f"{uf.__name__}.at"
     natives = [
         Candidate(f"out[{'i0, i1' if s1 else 'rows, i'}] {op}", NATIVE, at_axes),
         Candidate(f"flat {op}", NATIVE, at_flat),
     ]
-    if not s1 and ufunc is None:
+    if not s1 and uf is None:
         natives.append(Candidate("np.put_along_axis", NATIVE, lambda: _put_along(p, i, u)))
-    if unique and ufunc is not None:
+    if unique and uf is not None:
         natives.append(Candidate("flat out[f] = op(out[f], u)", NATIVE, gather_op_scatter))
     return pg_candidates(key, (p, i, u), reduce, ("error", "unchecked")) + natives
 
@@ -231,7 +247,6 @@ def _put_along(p: Any, i: Any, u: Any) -> Any:
     return out
 
 
-TORCH_REDUCE = {"add": "sum", "max": "amax", "min": "amin", "multiply": "prod"}
 TORCH_OP = {"add": "add", "max": "maximum", "min": "minimum", "multiply": "mul"}
 
 
@@ -304,32 +319,10 @@ def _torch(key: str, data: dict[str, Any], reduce: str) -> list[Candidate]:
             return out.scatter_reduce_(1, i, u, how)
 
         natives.append(Candidate("scatter_/scatter_add_/scatter_reduce_(1)", NATIVE, along))
-        mine = _torch_scatter_d(key, (p, i, u), reduce)
+        mine = pg_candidates(key, (p, i, u), reduce, ("error", "unchecked"), scatter_d=True)
     if unique and how is not None:
         natives.append(Candidate("flat out[f] = op(out[f], u)", NATIVE, gather_op_scatter))
     return mine + natives
-
-
-def _torch_scatter_d(key: str, args: tuple[Any, ...], reduce: str) -> list[Candidate]:
-    """S2 on PyTorch through ``scatter_d`` (torch's own argument order)."""
-    promise = promise_kwargs(pg.scatter_d)
-    variants = [("error", "error", {}), ("unchecked", "unchecked", {})]
-    if key.endswith("u") and promise is not None:
-        variants.append(("promise", "unchecked", promise))
-    p, i, u = args
-    return [
-        Candidate(
-            f"pg.scatter_d {policy}" + (" unique_indices=True" if extra else ""), PG,
-            lambda policy=policy, extra=extra: pg.scatter_d(
-                p, 1, i, u, reduce=reduce, bad_indices=policy, **extra
-            ),
-            policy=column,
-        )
-        for column, policy, extra in variants
-    ]  # fmt: skip
-
-
-JAX_METHOD = {"update": "set", "add": "add", "max": "max", "min": "min", "multiply": "multiply"}
 
 
 def _jax_natives(key: str, p: Any, reduce: str) -> list[tuple[str, Callable[..., Any]]]:
@@ -339,15 +332,6 @@ def _jax_natives(key: str, p: Any, reduce: str) -> list[tuple[str, Callable[...,
     method = JAX_METHOD[reduce]
     s1 = key.startswith("S1")
     rows = None if s1 else jnp.arange(p.shape[0])[:, None]
-
-    def where(i: Any) -> Any:
-        return (i[:, 0], i[:, 1]) if s1 else (rows, i)
-
-    def at(p: Any, i: Any, u: Any) -> Any:
-        return getattr(p.at[where(i)], method)(u, mode="clip")
-
-    def at_unique(p: Any, i: Any, u: Any) -> Any:
-        return getattr(p.at[where(i)], method)(u, mode="clip", unique_indices=True)
 
     def at_flat(p: Any, i: Any, u: Any) -> Any:  # flat positions: no clamp per component
         if s1:
@@ -359,11 +343,16 @@ def _jax_natives(key: str, p: Any, reduce: str) -> list[tuple[str, Callable[...,
 
     where_name = "i0, i1" if s1 else "rows, i"
     natives = [
-        (f'.at[{where_name}].{method}(mode="clip")', at),
+        (f'.at[{where_name}].{method}(mode="clip")', jax_at(reduce, rows, mode="clip")),
         (f".at[flat].{method}", at_flat),
     ]
     if key.endswith("u"):
-        natives.append((f".at[{where_name}].{method}(unique_indices=True)", at_unique))
+        natives.append(
+            (
+                f".at[{where_name}].{method}(unique_indices=True)",
+                jax_at(reduce, rows, mode="clip", unique_indices=True),
+            )
+        )
     return natives
 
 
@@ -536,11 +525,8 @@ def run(
                 if blk is None:
                     continue
                 blocks.append(blk)
-                cells = ", ".join(
-                    f"{col} {r['ratio']:.2f}" + (f" ({r['low']:.2f}-{r['high']:.2f})"
-                                                 if repeat > 1 else "")
-                    for col, r in blk["ratios"].items()
-                )  # fmt: skip
+                cells = ", ".join(f"{col} {ratio_cell(r, None, repeat)}"
+                                  for col, r in blk["ratios"].items())  # fmt: skip
                 print(
                     f"{key:3} {backend:10} {reduce:8} native {blk['native_s'] * 1e3:8.2f} ms "
                     f"({blk['native']}): {cells}",
@@ -548,7 +534,7 @@ def run(
                 )
                 if "deterministic" in blk:
                     print("    " + ", ".join(
-                        f"{col} {r['ratio']:.2f} ({r['low']:.2f}-{r['high']:.2f})"
+                        f"{col} {ratio_cell(r, None, 2)}"
                         for col, r in blk["deterministic"].items() if col != "seconds"
                     ), flush=True)  # fmt: skip
             if "jax-eager" in backends and not key.endswith("u"):
@@ -562,26 +548,15 @@ def run(
 # ------------------------------------------------------------------------------ report
 
 
-def _cell(r: dict[str, Any] | None, bound: float | None, repeat: int) -> str:
-    if r is None:
-        return "-"
-    text = marked(r["ratio"], bound) if bound is not None else f"{r['ratio']:.2f}"
-    if repeat > 1:
-        text += f" ({r['low']:.2f}-{r['high']:.2f})"
-    return text
-
-
-def report(res: dict[str, Any], repeat: int, shapes: int) -> str:
-    info = machine()
+def report(res: dict[str, Any], repeat: int, shapes: int, threads: int) -> str:
     promised = promise_kwargs(pg.scatter_nd) is not None
     lines = [
         "<!-- scatter -->",
         "## Scatters",
         "",
-        f"`python benchmarks/scatter.py --repeat {repeat}` on {info['cpu']} ({info['cores']} "
-        "cores, shared with other work: the ranges in brackets are the spread over the "
-        "repeats), one intra-op thread; Python "
-        f"{info['python']}; {versions_text(info)}.",
+        header(f"python benchmarks/scatter.py --repeat {repeat}", threads)
+        + " The machine is shared with other work: the ranges in brackets are the spread over "
+        "the repeats.",
         "",
         "S1: `scatter_nd`, 200k point updates (duplicates included) into 2000 x 2000 float32. "
         "S2: `put_along_axis` (NumPy, JAX) / `scatter_d` (PyTorch) of a 1000 x 200 index into "
@@ -605,9 +580,9 @@ def report(res: dict[str, Any], repeat: int, shapes: int) -> str:
         bound = UPDATE_BOUND if b["reduce"] == "update" else REDUCE_BOUND
         r = b["ratios"]
         cells = [
-            _cell(r.get("error"), None, repeat),
-            _cell(r.get("unchecked", r.get("clip")), bound, repeat),
-            _cell(r.get("promise"), REDUCE_BOUND, repeat),
+            ratio_cell(r.get("error"), None, repeat),
+            ratio_cell(r.get("unchecked", r.get("clip")), bound, repeat),
+            ratio_cell(r.get("promise"), REDUCE_BOUND, repeat),
         ]
         lines.append(
             f"| {b['workload']} | {b['backend']} | {b['reduce']} | {b['native_s'] * 1e3:.2f} ms "
@@ -634,9 +609,9 @@ def report(res: dict[str, Any], repeat: int, shapes: int) -> str:
             lines.append(
                 f"| {b['workload']} | {d['seconds'][DET_NAME] * 1e3:.2f} ms "
                 f"| {d['seconds'][PLAIN_INDEX_PUT] * 1e3:.2f} ms "
-                f"| {_cell(d['deterministic / plain'], None, repeat)} "
-                f"| {_cell(d.get('error'), None, repeat)} "
-                f"| {_cell(d.get('unchecked'), None, repeat)} |"
+                f"| {ratio_cell(d['deterministic / plain'], None, repeat)} "
+                f"| {ratio_cell(d.get('error'), None, repeat)} "
+                f"| {ratio_cell(d.get('unchecked'), None, repeat)} |"
             )
     eager = [b for b in res["blocks"] if b["backend"] == "jax-eager"]
     if eager:
@@ -668,9 +643,9 @@ def report(res: dict[str, Any], repeat: int, shapes: int) -> str:
                 ]
             lines.append(
                 f"| {b['workload']} | {b['reduce']} | {b['native_s'] * 1e3:.2f} ms "
-                f"| `{b['native']}` | {_cell(r.get('error'), EAGER_WARM_BOUND, repeat)} "
-                f"| {_cell(r.get('clip'), EAGER_WARM_BOUND, repeat)} "
-                f"| {_cell(r.get('promise'), EAGER_WARM_BOUND, repeat)} | "
+                f"| `{b['native']}` | {ratio_cell(r.get('error'), EAGER_WARM_BOUND, repeat)} "
+                f"| {ratio_cell(r.get('clip'), EAGER_WARM_BOUND, repeat)} "
+                f"| {ratio_cell(r.get('promise'), EAGER_WARM_BOUND, repeat)} | "
                 + " | ".join(cells)
                 + " |"
             )
@@ -690,26 +665,80 @@ def report(res: dict[str, Any], repeat: int, shapes: int) -> str:
             r = b["ratios"]
             lines.append(
                 f"| {b['reduce']} | {b['native_s'] * 1e3:.2f} ms (`{b['native']}`) "
-                f"| {_cell(r.get('error'), None, repeat)} "
-                f"| {_cell(r.get('unchecked'), None, repeat)} |"
+                f"| {ratio_cell(r.get('error'), None, repeat)} "
+                f"| {ratio_cell(r.get('unchecked'), None, repeat)} |"
             )
     lines.append("<!-- /scatter -->")
     return "\n".join(lines)
 
 
+def profile(keys: list[str], backends: list[str], reduces: list[str], quick: bool,
+            rounds: int, calls: int, threads: int) -> str:  # fmt: skip
+    """The section ``scatter-profile``: per portagather policy of each block, its time, the
+    fastest native's, the ratio, and the functions of most own time (`calls` calls)."""
+    rows = []
+    for key in keys:
+        data = make_workload(key, quick)
+        for backend in backends:
+            for reduce in reduces:
+                cands = BACKEND_CANDIDATES[backend](key, data, reduce)
+                check(cands, expected(key, data, reduce), key, reduce, backend)
+                seconds = interleaved({c.name: c.fn for c in cands}, rounds)
+                fastest = min((c.name for c in cands if c.kind == NATIVE), key=seconds.get)
+                for c in cands:
+                    if c.kind == PG:
+                        _total, *top = top_steps(c.fn, calls, 6)
+                        steps = ", ".join(f"`{r['step']}` {r['us']:.0f}" for r in top)
+                        t, native = seconds[c.name], seconds[fastest]
+                        rows.append([key, backend, reduce, c.name, f"{t * 1e6:.0f}",
+                                     f"{native * 1e6:.0f} (`{fastest}`)", f"{t / native:.2f}",
+                                     steps])  # fmt: skip
+    command = (f"python benchmarks/scatter.py --profile --workloads {' '.join(keys)} "
+               f"--reduces {' '.join(reduces)}")  # fmt: skip
+    header_row = ["workload", "backend", "reduce", "portagather", "µs", "native µs", "ratio",
+                  "top steps: own µs per call"]  # fmt: skip
+    lines = [
+        "<!-- scatter-profile -->",
+        "## Scatters: where the time of a large call goes",
+        "",
+        header(command, threads) + f" Medians of {rounds} interleaved rounds; steps: `cProfile` "
+        f"own time over {calls} calls, µs per call (the profiler's own cost per Python call "
+        "included). The copy of the data and the backend's scatter (`ufunc.at`, "
+        "`scatter_add_`, `scatter_reduce_`) are what the native runs too.",
+        "",
+        table(header_row, rows),
+        "<!-- /scatter-profile -->",
+    ]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = arguments(__doc__, repeat=True, threads=True, backends=BACKENDS)
-    parser.add_argument("--reduces", nargs="+", default=list(REDUCES), choices=REDUCES)
-    parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
+    parser = arguments(__doc__, repeat=True, rounds=15, threads=True, backends=BACKENDS)
+    parser.add_argument("--reduces", nargs="+", default=None, choices=REDUCES)
+    parser.add_argument("--workloads", nargs="+", default=None, choices=WORKLOADS)
     parser.add_argument("--shapes", type=int, default=None, help="new shapes per first call")
+    parser.add_argument("--profile", action="store_true",
+                        help="where the time goes (NumPy, PyTorch; default S2, add and max; "
+                        "--rounds, --calls): the scatter-profile section")  # fmt: skip
+    parser.add_argument("--calls", type=int, default=100, help="profiled calls of each")
     args = parser.parse_args(argv)
     shapes = args.shapes or (1 if args.quick else 3)
+    if args.profile:
+        backends = [b for b in args.backends if b in ("numpy", "torch")]
+        setup(args.threads, backends)
+        text = profile(args.workloads or ["S2"], backends, args.reduces or ["add", "max"],
+                       args.quick, args.rounds, args.calls, args.threads)  # fmt: skip
+        print(text)
+        if not args.quick:
+            write_section("scatter-profile", text, after="scatter")
+        return
     setup(args.threads, [b.split("-")[0] for b in args.backends])
-    res = run(args.quick, args.backends, args.reduces, args.workloads, args.repeat, shapes)
+    res = run(args.quick, args.backends, args.reduces or list(REDUCES),
+              args.workloads or list(WORKLOADS), args.repeat, shapes)  # fmt: skip
     if args.quick:
         return
     (HERE / "scatter.json").write_text(json.dumps({"machine": machine(), **res}, indent=1))
-    write_section("scatter", report(res, args.repeat, shapes))
+    write_section("scatter", report(res, args.repeat, shapes, args.threads))
 
 
 if __name__ == "__main__":

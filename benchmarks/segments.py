@@ -26,19 +26,15 @@ the default ``"error"`` (their idioms check the ids too).
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from harness import Candidate, arguments, code_commit, header, machine, measure, write_section
+
+import portagather as pg
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import numpy as np  # noqa: E402
-from harness import arguments, machine, measure, versions_text, write_section  # noqa: E402
-from workloads import Candidate  # noqa: E402
-
-import portagather as pg  # noqa: E402
-
 START, END = "<!-- segments -->", "<!-- /segments -->"
 HEADS = 4
 
@@ -337,15 +333,13 @@ def run(quick: bool, backends: list[str], rounds: int) -> dict[str, Any]:
 
 
 def report(result: dict[str, Any], rounds: int) -> str:
-    info = machine()
+    # No thread setting: every backend keeps its default pools (and JAX its int32 indices).
+    command = f"python benchmarks/segments.py --rounds {rounds}"
     lines = [
         START,
         "## Segment reductions",
         "",
-        f"`python benchmarks/segments.py --rounds {rounds}` on {info['cpu']} ({info['cores']} "
-        f"cores, shared with other work while it ran), Python {info['python']}; "
-        + versions_text(info)
-        + ".",
+        header(command, 0, result.get("commit", "unknown"), result.get("machine")),
         "",
         "MP: message passing, `segment_sum(gather(x, src, axis=0), dst, num_nodes)` of 1M "
         "edges into 100k nodes x 32 float32. SM: a segment softmax of 4 attention heads per "
@@ -412,11 +406,13 @@ def main(argv: list[str] | None = None) -> None:
     if args.from_json:
         saved = json.loads((HERE / "segments.json").read_text())
         result, args.rounds = saved, saved["rounds"]
+        result["commit"] = args.commit or result.get("commit", "unknown")
     else:
         result = run(args.quick, args.backends, args.rounds)
         if args.quick:
             return
-        saved = {"machine": machine(), "rounds": args.rounds, **result}
+        result |= {"machine": machine(), "commit": args.commit or code_commit()}
+        saved = {"rounds": args.rounds, **result}
         (HERE / "segments.json").write_text(json.dumps(saved, indent=1))
     write_section("segments", report(result, args.rounds))
 

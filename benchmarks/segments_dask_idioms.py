@@ -29,7 +29,7 @@ from pathlib import Path
 import dask
 import dask.array as da
 import numpy as np
-from harness import arguments, local_cluster, write_section
+from harness import arguments, code_commit, local_cluster, write_section
 
 import portagather as pg
 
@@ -163,14 +163,15 @@ def ufunc_at_costs(rows: int = CHUNK, segments: int = 1000) -> dict:
     }
 
 
-def section(rows: list[dict], costs: dict) -> str:
+def section(rows: list[dict], costs: dict, commit: str) -> str:
     import flox
 
     lines = [
         START,
         "## Segment reductions on a Dask cluster, beside da.bincount and flox",
         "",
-        f"Measured by `benchmarks/segments_dask_idioms.py` with Dask {dask.__version__}, "
+        f"Measured by `benchmarks/segments_dask_idioms.py` on `{commit}` with Dask "
+        f"{dask.__version__}, "
         f"flox {flox.__version__}: {ROWS:_} float32 rows in chunks of {CHUNK:_} with int64 "
         "ids, made on the workers and persisted, on a `distributed.LocalCluster` of 3 "
         "single-thread worker processes with a 500 MB memory limit each. portagather "
@@ -241,7 +242,11 @@ def main(argv: list[str] | None = None) -> None:
         assert all(r["agrees"] for r in rows)
         costs = ufunc_at_costs()
         path.write_text(json.dumps({"rows": rows, "ufunc_at": costs}, indent=1))
-    write_section("segments-dask-idioms", section(rows, costs), after="segments-scale-out")
+    write_section(
+        "segments-dask-idioms",
+        section(rows, costs, args.commit or code_commit()),
+        after="segments-scale-out",
+    )
 
 
 if __name__ == "__main__":

@@ -28,7 +28,14 @@ from pathlib import Path
 import dask
 import dask.array as da
 import numpy as np
-from harness import WORKER_LIMIT, WorkerMemory, arguments, local_cluster, write_section
+from harness import (
+    WORKER_LIMIT,
+    WorkerMemory,
+    arguments,
+    code_commit,
+    local_cluster,
+    write_section,
+)
 
 import portagather as pg
 
@@ -144,13 +151,20 @@ def _row_line(r: dict, before: dict | None) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def section(rows: list[dict], routed: list[dict], large: list[dict], small: bool) -> str:
+def section(
+    rows: list[dict], routed: list[dict], large: list[dict], small: bool, commit: str
+) -> str:
     before = {r["multiple_of_worker_limit"]: r for r in routed}
+    # The routed plan's time over da.bincount's at the same size, for the prose below.
+    times = [before[m]["portagather"]["seconds"] / r["da.bincount"]["seconds"]
+             for r in rows if (m := r["multiple_of_worker_limit"]) in before] or [0.0]  # fmt: skip
+    slower = f"{min(times):.0f}-{max(times):.0f}"
     lines = [
         START,
         "## Segment sums on a Dask cluster",
         "",
-        f"Measured by `benchmarks/segments_scale_out.py` with Dask {dask.__version__}: "
+        f"Measured by `benchmarks/segments_scale_out.py` on `{commit}` with Dask "
+        f"{dask.__version__}: "
         f"`segment_sum(data, ids, {SEGMENTS:_})` (float32 rows, int64 ids made on the workers "
         f'in chunks of {CHUNK:_}, `bad_indices="error"` checked in the graph) on a '
         "`distributed.LocalCluster` of 3 worker processes with a 500 MB memory limit each, "
@@ -181,7 +195,7 @@ def section(rows: list[dict], routed: list[dict], large: list[dict], small: bool
         "them four per task in a tree, as `da.bincount` does; the routed plan sent every row "
         "with its flat position and its position in the ids (three arrays per chunk), sorted "
         "each chunk by result block and each group of pieces by target, which is why it took "
-        "7-9 x `da.bincount`'s time. It stays for a result larger than a worker (last "
+        f"{slower} x `da.bincount`'s time. It stays for a result larger than a worker (last "
         "rows), where no task may hold the whole result.",
         END,
     ]
@@ -216,7 +230,7 @@ def main(argv: list[str] | None = None) -> None:
         assert all(r["agrees"] for r in large)
         large_path.write_text(json.dumps(large, indent=1))
     large = json.loads(large_path.read_text()) if large_path.exists() else []
-    block = section(rows, routed, large, small=max(args.multiples) < 4)
+    block = section(rows, routed, large, max(args.multiples) < 4, args.commit or code_commit())
     write_section("segments-scale-out", block, after="scale-out")
 
 

@@ -23,10 +23,10 @@ Safety classes, so that like is compared with like:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from harness import Candidate
 
 import portagather as pg
 
@@ -52,14 +52,6 @@ class Workload:
 
     def bytes_out_plus_indices(self) -> int:
         return self.out_elements * self.params.itemsize + self.indices.nbytes
-
-
-@dataclass
-class Candidate:
-    name: str
-    kind: str  # PG, CHECKED, UNCHECKED, REFERENCE in run.py; "pg" or "native" in scatter.py
-    fn: Callable
-    policy: str | None = None  # for portagather candidates
 
 
 def pg_call(_xp, w: Workload, policy, p, i):
@@ -99,14 +91,8 @@ def w3():
     r = _rng(3)
     p = r.standard_normal((64, 4096, 64), dtype=np.float32)
     i = r.integers(0, 4096, (64, 1024, 1), dtype=np.int64)
-    return Workload(
-        "W3",
-        f"gather_nd batch_dims=1 {p.shape} <- {i.shape}",
-        "gather_nd",
-        p,
-        i,
-        {"batch_dims": 1},
-    )
+    title = f"gather_nd batch_dims=1 {p.shape} <- {i.shape}"
+    return Workload("W3", title, "gather_nd", p, i, {"batch_dims": 1})
 
 
 def w4(scale=1.0):
@@ -121,14 +107,8 @@ def w5():
     r = _rng(5)
     p = r.standard_normal((256, 2048, 32), dtype=np.float32)
     i = r.integers(0, 2048, (256, 512), dtype=np.int64)
-    return Workload(
-        "W5",
-        f"gather axis=1 batch_dims=1 {p.shape} <- {i.shape}",
-        "gather",
-        p,
-        i,
-        {"axis": 1, "batch_dims": 1},
-    )
+    title = f"gather axis=1 batch_dims=1 {p.shape} <- {i.shape}"
+    return Workload("W5", title, "gather", p, i, {"axis": 1, "batch_dims": 1})
 
 
 def w6():
@@ -163,9 +143,8 @@ def quick(w: Workload) -> Workload:
 
 # ---------------------------------------------------------------------- native idioms
 #
-# Each function gets the backend module ``m`` ("np", "torch", "jnp", "tf" or "da" spelled as
-# a small adapter below) and returns ``[(name, kind, fn(p, i))]``. The functions receive the
-# arrays as arguments so that JAX can jit them.
+# Each function returns ``[(name, kind, fn(p, i))]`` for `w` on its backend; the functions
+# take the arrays as arguments so that JAX can jit them.
 
 
 def _natives_numpy(w: Workload):
@@ -175,27 +154,18 @@ def _natives_numpy(w: Workload):
         return [
             ("p[i[:,0], i[:,1]]", CHECKED, lambda p, i: p[i[:, 0], i[:, 1]]),
             ("p[tuple(i.T)]", CHECKED, lambda p, i: p[tuple(i.T)]),
-            (
-                "take(p.ravel(), i0*n1+i1)",
-                UNCHECKED,
-                lambda p, i: np.take(p.reshape(-1), i[:, 0] * n1 + i[:, 1]),
-            ),
-            (
-                "p.ravel()[i @ strides]",
-                UNCHECKED,
-                lambda p, i: p.reshape(-1)[i @ np.array([n1, 1])],
-            ),
-        ]
+            ("take(p.ravel(), i0*n1+i1)", UNCHECKED,
+             lambda p, i: np.take(p.reshape(-1), i[:, 0] * n1 + i[:, 1])),
+            ("p.ravel()[i @ strides]", UNCHECKED,
+             lambda p, i: p.reshape(-1)[i @ np.array([n1, 1])]),
+        ]  # fmt: skip
     if w.key == "W2":
         return [
             ("p[i[:,0]]", CHECKED, lambda p, i: p[i[:, 0]]),
             ("take(p, i[:,0], axis=0)", CHECKED, lambda p, i: np.take(p, i[:, 0], axis=0)),
-            (
-                "take(..., mode='clip')",
-                UNCHECKED,
-                lambda p, i: np.take(p, i[:, 0], axis=0, mode="clip"),
-            ),
-        ]
+            ("take(..., mode='clip')", UNCHECKED,
+             lambda p, i: np.take(p, i[:, 0], axis=0, mode="clip")),
+        ]  # fmt: skip
     if w.key == "W3":
         b, n = p.shape[0], p.shape[1]
         rows = np.arange(b)[:, None]
@@ -203,14 +173,10 @@ def _natives_numpy(w: Workload):
         return [
             ("p[arange[:,None], i[...,0]]", CHECKED, lambda p, i: p[rows, i[..., 0]]),
             ("take_along_axis(p, i, 1)", CHECKED, lambda p, i: np.take_along_axis(p, i, axis=1)),
-            (
-                "take(p2d, flat, axis=0)",
-                UNCHECKED,
-                lambda p, i: np.take(
-                    p.reshape(-1, p.shape[2]), (i[..., 0] + offs).reshape(-1), axis=0
-                ).reshape(b, -1, p.shape[2]),
-            ),
-        ]
+            ("take(p2d, flat, axis=0)", UNCHECKED, lambda p, i: np.take(
+                p.reshape(-1, p.shape[2]), (i[..., 0] + offs).reshape(-1), axis=0
+            ).reshape(b, -1, p.shape[2])),
+        ]  # fmt: skip
     if w.key == "W4":
         rows = np.arange(i.shape[0])[:, None]
         offs = rows * p.shape[1]
@@ -225,19 +191,12 @@ def _natives_numpy(w: Workload):
         offs = rows * n
         return [
             ("p[arange[:,None], i]", CHECKED, lambda p, i: p[rows, i]),
-            (
-                "take_along_axis(p, i[..,None], 1)",
-                CHECKED,
-                lambda p, i: np.take_along_axis(p, i[:, :, None], axis=1),
-            ),
-            (
-                "take(p2d, flat, axis=0)",
-                UNCHECKED,
-                lambda p, i: np.take(p.reshape(-1, c), (i + offs).reshape(-1), axis=0).reshape(
-                    b, -1, c
-                ),
-            ),
-        ]
+            ("take_along_axis(p, i[..,None], 1)", CHECKED,
+             lambda p, i: np.take_along_axis(p, i[:, :, None], axis=1)),
+            ("take(p2d, flat, axis=0)", UNCHECKED,
+             lambda p, i: np.take(p.reshape(-1, c), (i + offs).reshape(-1), axis=0)
+             .reshape(b, -1, c)),
+        ]  # fmt: skip
     raise KeyError(w.key)
 
 
@@ -250,42 +209,28 @@ def _natives_torch(w: Workload):
         return [
             ("p[i[:,0], i[:,1]]", CHECKED, lambda p, i: p[i[:, 0], i[:, 1]]),
             ("take(p, i0*n1+i1)", UNCHECKED, lambda p, i: torch.take(p, i[:, 0] * n1 + i[:, 1])),
-            (
-                "p.view(-1).index_select(flat)",
-                UNCHECKED,
-                lambda p, i: p.view(-1).index_select(0, i[:, 0] * n1 + i[:, 1]),
-            ),
-        ]
+            ("p.view(-1).index_select(flat)", UNCHECKED,
+             lambda p, i: p.view(-1).index_select(0, i[:, 0] * n1 + i[:, 1])),
+        ]  # fmt: skip
     if w.key == "W2":
         return [
             ("p[i[:,0]]", CHECKED, lambda p, i: p[i[:, 0]]),
             ("index_select(p, 0, i[:,0])", CHECKED, lambda p, i: p.index_select(0, i[:, 0])),
-            (
-                "gather(p, 0, i.expand)",
-                CHECKED,
-                lambda p, i: torch.gather(p, 0, i.expand(-1, p.shape[1])),
-            ),
-        ]
+            ("gather(p, 0, i.expand)", CHECKED,
+             lambda p, i: torch.gather(p, 0, i.expand(-1, p.shape[1]))),
+        ]  # fmt: skip
     if w.key == "W3":
         b, n, c = p.shape
         rows = torch.arange(b)[:, None]
         offs = rows * n
         return [
             ("p[arange[:,None], i[...,0]]", CHECKED, lambda p, i: p[rows, i[..., 0]]),
-            (
-                "gather(p, 1, i.expand)",
-                CHECKED,
-                lambda p, i: torch.gather(p, 1, i.expand(-1, -1, c)),
-            ),
+            ("gather(p, 1, i.expand)", CHECKED,
+             lambda p, i: torch.gather(p, 1, i.expand(-1, -1, c))),
             ("take_along_dim(p, i, 1)", CHECKED, lambda p, i: torch.take_along_dim(p, i, dim=1)),
-            (
-                "index_select(p2d, flat)",
-                UNCHECKED,
-                lambda p, i: (
-                    p.view(-1, c).index_select(0, (i[..., 0] + offs).view(-1)).view(b, -1, c)
-                ),
-            ),
-        ]
+            ("index_select(p2d, flat)", UNCHECKED, lambda p, i: (
+                p.view(-1, c).index_select(0, (i[..., 0] + offs).view(-1)).view(b, -1, c))),
+        ]  # fmt: skip
     if w.key == "W4":
         rows = torch.arange(i.shape[0])[:, None]
         offs = rows * p.shape[1]
@@ -301,22 +246,13 @@ def _natives_torch(w: Workload):
         offs = rows * n
         return [
             ("p[arange[:,None], i]", CHECKED, lambda p, i: p[rows, i]),
-            (
-                "gather(p, 1, i[..,None].expand)",
-                CHECKED,
-                lambda p, i: torch.gather(p, 1, i[:, :, None].expand(-1, -1, c)),
-            ),
-            (
-                "take_along_dim(p, i[..,None], 1)",
-                CHECKED,
-                lambda p, i: torch.take_along_dim(p, i[:, :, None], dim=1),
-            ),
-            (
-                "index_select(p2d, flat)",
-                UNCHECKED,
-                lambda p, i: p.view(-1, c).index_select(0, (i + offs).view(-1)).view(b, -1, c),
-            ),
-        ]
+            ("gather(p, 1, i[..,None].expand)", CHECKED,
+             lambda p, i: torch.gather(p, 1, i[:, :, None].expand(-1, -1, c))),
+            ("take_along_dim(p, i[..,None], 1)", CHECKED,
+             lambda p, i: torch.take_along_dim(p, i[:, :, None], dim=1)),
+            ("index_select(p2d, flat)", UNCHECKED,
+             lambda p, i: p.view(-1, c).index_select(0, (i + offs).view(-1)).view(b, -1, c)),
+        ]  # fmt: skip
     raise KeyError(w.key)
 
 
@@ -329,70 +265,45 @@ def _natives_jax(w: Workload):
         n1 = p.shape[1]
         return [
             ("p[i[:,0], i[:,1]]", CHECKED, lambda p, i: p[i[:, 0], i[:, 1]]),
-            (
-                "take(p.ravel(), flat)",
-                UNCHECKED,
-                lambda p, i: jnp.take(p.reshape(-1), i[:, 0] * n1 + i[:, 1]),
-            ),
-            (
-                "p.ravel().at[flat].get(promise)",
-                UNCHECKED,
-                lambda p, i: p.reshape(-1).at[i[:, 0] * n1 + i[:, 1]].get(mode="promise_in_bounds"),
-            ),
-        ]
+            ("take(p.ravel(), flat)", UNCHECKED,
+             lambda p, i: jnp.take(p.reshape(-1), i[:, 0] * n1 + i[:, 1])),
+            ("p.ravel().at[flat].get(promise)", UNCHECKED,
+             lambda p, i: p.reshape(-1).at[i[:, 0] * n1 + i[:, 1]].get(mode="promise_in_bounds")),
+        ]  # fmt: skip
     if w.key == "W2":
         return [
             ("p[i[:,0]]", CHECKED, lambda p, i: p[i[:, 0]]),
             ("take(p, i[:,0], axis=0)", CHECKED, lambda p, i: jnp.take(p, i[:, 0], axis=0)),
-            (
-                "p.at[i[:,0]].get(promise)",
-                UNCHECKED,
-                lambda p, i: p.at[i[:, 0]].get(mode="promise_in_bounds"),
-            ),
-        ]
+            ("p.at[i[:,0]].get(promise)", UNCHECKED,
+             lambda p, i: p.at[i[:, 0]].get(mode="promise_in_bounds")),
+        ]  # fmt: skip
     if w.key == "W3":
         b, n, c = p.shape
         rows = np.arange(b)[:, None]
         return [
             ("p[arange[:,None], i[...,0]]", CHECKED, lambda p, i: p[rows, i[..., 0]]),
             ("take_along_axis(p, i, 1)", CHECKED, lambda p, i: jnp.take_along_axis(p, i, axis=1)),
-            (
-                "take(p2d, flat, axis=0)",
-                UNCHECKED,
-                lambda p, i: jnp.take(
-                    p.reshape(-1, c), (i[..., 0] + rows * n).reshape(-1), axis=0
-                ).reshape(b, -1, c),
-            ),
-        ]
+            ("take(p2d, flat, axis=0)", UNCHECKED, lambda p, i: jnp.take(
+                p.reshape(-1, c), (i[..., 0] + rows * n).reshape(-1), axis=0).reshape(b, -1, c)),
+        ]  # fmt: skip
     if w.key == "W4":
         rows = np.arange(i.shape[0])[:, None]
         return [
             ("take_along_axis(x, i, 1)", CHECKED, lambda p, i: jnp.take_along_axis(p, i, axis=1)),
             ("x[arange[:,None], i]", CHECKED, lambda p, i: p[rows, i]),
-            (
-                "take(x.ravel(), i+offs)",
-                UNCHECKED,
-                lambda p, i: jnp.take(p.reshape(-1), i + rows * p.shape[1]),
-            ),
-        ]
+            ("take(x.ravel(), i+offs)", UNCHECKED,
+             lambda p, i: jnp.take(p.reshape(-1), i + rows * p.shape[1])),
+        ]  # fmt: skip
     if w.key == "W5":
         b, n, c = p.shape
         rows = np.arange(b)[:, None]
         return [
             ("p[arange[:,None], i]", CHECKED, lambda p, i: p[rows, i]),
-            (
-                "take_along_axis(p, i[..,None], 1)",
-                CHECKED,
-                lambda p, i: jnp.take_along_axis(p, i[:, :, None], axis=1),
-            ),
-            (
-                "take(p2d, flat, axis=0)",
-                UNCHECKED,
-                lambda p, i: jnp.take(p.reshape(-1, c), (i + rows * n).reshape(-1), axis=0).reshape(
-                    b, -1, c
-                ),
-            ),
-        ]
+            ("take_along_axis(p, i[..,None], 1)", CHECKED,
+             lambda p, i: jnp.take_along_axis(p, i[:, :, None], axis=1)),
+            ("take(p2d, flat, axis=0)", UNCHECKED, lambda p, i: jnp.take(
+                p.reshape(-1, c), (i + rows * n).reshape(-1), axis=0).reshape(b, -1, c)),
+        ]  # fmt: skip
     raise KeyError(w.key)
 
 
@@ -405,24 +316,14 @@ def _natives_tf(w: Workload):
         if w.key == "W2":
             out.append(("tf.gather(p, i[:,0])", REFERENCE, lambda p, i: tf.gather(p, i[:, 0])))
         if w.key == "W3":
-            out.append(
-                (
-                    "tf.gather(p, i[...,0], batch_dims=1)",
-                    REFERENCE,
-                    lambda p, i: tf.gather(p, i[..., 0], axis=1, batch_dims=1),
-                )
-            )
+            out.append(("tf.gather(p, i[...,0], batch_dims=1)", REFERENCE,
+                        lambda p, i: tf.gather(p, i[..., 0], axis=1, batch_dims=1)))  # fmt: skip
         return out
     if w.op == "gather":
         return [("tf.gather", REFERENCE, lambda p, i: tf.gather(p, i, **w.kwargs))]
     if w.op == "gather_d":
-        return [
-            (
-                "tf.gather(x, i, axis=1, batch_dims=1)",
-                REFERENCE,
-                lambda p, i: tf.gather(p, i, axis=1, batch_dims=1),
-            )
-        ]
+        return [("tf.gather(x, i, axis=1, batch_dims=1)", REFERENCE,
+                 lambda p, i: tf.gather(p, i, axis=1, batch_dims=1))]  # fmt: skip
     raise KeyError(w.op)
 
 
@@ -438,13 +339,8 @@ def _natives_dask(w: Workload):
         ]
     if w.key == "W3":
         rows = np.arange(pnp.shape[0])[:, None]
-        return [
-            (
-                "p.vindex[arange[:,None], i[...,0]]",
-                CHECKED,
-                lambda p, _i: p.vindex[rows, inp[..., 0]],
-            )
-        ]
+        return [("p.vindex[arange[:,None], i[...,0]]", CHECKED,
+                 lambda p, _i: p.vindex[rows, inp[..., 0]])]  # fmt: skip
     if w.key in ("W4", "W5"):
         rows = np.arange(inp.shape[0])[:, None]
         return [("p.vindex[arange[:,None], i]", CHECKED, lambda p, _i: p.vindex[rows, inp])]

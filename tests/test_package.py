@@ -27,6 +27,8 @@ def test_public_names():
         "POLICIES", "REDUCTIONS", "gather", "gather_d", "gather_nd", "take_along_axis",
         "scatter_nd", "scatter_d", "put_along_axis", "SEGMENT_REDUCTIONS", "segment_sum",
         "segment_mean", "segment_max", "segment_min", "segment_prod", "segment_csr",
+        "segment_softmax", "segment_log_softmax", "segment_logsumexp", "segment_argmax",
+        "segment_argmin", "segment_var", "segment_std", "segment_count", "bincount",
     }  # fmt: skip
     assert pg.POLICIES == ("error", "ignore", "clip", "wrap", "unchecked")
     assert pg.REDUCTIONS == ("update", "add", "multiply", "min", "max")

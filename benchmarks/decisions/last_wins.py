@@ -1,8 +1,8 @@
 """Exact "last update wins" resolutions, and reductions without extra passes, side by side.
 
-    python benchmarks/decisions/last_wins.py             # full sizes, writes the last-wins section
-    python benchmarks/decisions/last_wins.py --quick     # small data, a few seconds; writes nothing
-    python benchmarks/decisions/last_wins.py --backends numpy torch --parts update --repeat 3
+    cd benchmarks && python -m decisions.last_wins          # full sizes, writes its section
+    cd benchmarks && python -m decisions.last_wins --quick  # small data; writes nothing
+    cd benchmarks && python -m decisions.last_wins --backends numpy torch --parts update
 
 The decision record of issue 22: every candidate is a pure function ``f(data, flat, updates)``
 of a 1-d data array, 1-d flat positions into it (duplicates allowed) and 1-d updates, which
@@ -27,26 +27,22 @@ against the data copied into a buffer one element longer, as the engines did bef
 from __future__ import annotations
 
 import statistics
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-BENCHMARKS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(BENCHMARKS))
-
-import numpy as np  # noqa: E402
-from harness import (  # noqa: E402
+import harness
+import numpy as np
+from harness import (
+    TORCH_REDUCE,
+    Candidate,
     arguments,
     in_a_row,
-    machine,
     repeated,
     setup,
     torch_deterministic,
-    versions_text,
+    ufunc,
     write_section,
 )
-from workloads import Candidate  # noqa: E402
 
 PARTS = ("update", "proof", "reduce")
 #: The resolutions that prove there are no duplicates first, timed with the proofs too.
@@ -93,11 +89,8 @@ def last_wins_loop(data: Any, flat: Any, updates: Any) -> Any:
 
 def reduce_reference(reduce: str, data: Any, flat: Any, updates: Any) -> Any:
     out = data.copy()
-    UFUNCS[reduce].at(out, flat, updates)
+    ufunc(reduce).at(out, flat, updates)
     return out
-
-
-UFUNCS = {"add": np.add, "max": np.maximum, "min": np.minimum, "multiply": np.multiply}
 
 
 # ------------------------------------------------------------------------------ NumPy
@@ -305,24 +298,24 @@ def numpy_proof(data: Any, flat: Any, updates: Any) -> list[Candidate]:
 
 
 def numpy_reduce(reduce: str, data: Any, flat: Any, updates: Any) -> list[Candidate]:
-    ufunc = UFUNCS[reduce]
+    uf = ufunc(reduce)
     size = data.shape[0]
 
     def longer() -> Any:  # the engine before #22
         buffer = np.empty(size + 1, dtype=data.dtype)
         buffer[:size] = data
         buffer[size] = buffer[0]
-        ufunc.at(buffer, flat, updates)
+        uf.at(buffer, flat, updates)
         return buffer[:size]
 
     def flat_view() -> Any:
         out = data.copy()
-        ufunc.at(out, flat, updates)
+        uf.at(out, flat, updates)
         return out
 
     return [
-        Candidate(f"{ufunc.__name__}.at on a copy (flat view)", "native", flat_view),
-        Candidate(f"{ufunc.__name__}.at on a buffer one longer (engine before #22)", "pg", longer),
+        Candidate(f"{uf.__name__}.at on a copy (flat view)", "native", flat_view),
+        Candidate(f"{uf.__name__}.at on a buffer one longer (engine before #22)", "pg", longer),
     ]
 
 
@@ -488,9 +481,6 @@ def torch_proof(data: Any, flat: Any, updates: Any) -> list[Candidate]:
         ("proof: strictly increasing (sorted input only)", "proof", increasing),
     ]
     return [Candidate(name, kind, f) for name, kind, f in fns]
-
-
-TORCH_REDUCE = {"add": "sum", "max": "amax", "min": "amin", "multiply": "prod"}
 
 
 def torch_reduce(reduce: str, data: Any, flat: Any, updates: Any) -> list[Candidate]:
@@ -803,25 +793,22 @@ def run(quick: bool, backends: list[str], parts: list[str], repeat: int) -> list
                     blocks.append(blk)
                     print(f"\n{backend} {part} {key} {reduce or ''} ({blk['rounds']} rounds)")
                     for r in blk["rows"]:
-                        spread = f" ({r['low']:.2f}-{r['high']:.2f})" if repeat > 1 else ""
                         print(
                             f"  {r['candidate'][:66]:66s} {r['seconds'] * 1e3:8.2f} ms "
-                            f"{r['ratio']:6.2f}{spread} alone {r['alone']:5.2f}  {r['check']}",
+                            f"{harness.ratio_cell(r, None, repeat)} alone {r['alone']:5.2f}  "
+                            f"{r['check']}",
                             flush=True,
                         )
     return blocks
 
 
-def report(blocks: list[dict[str, Any]], repeat: int) -> str:
-    info = machine()
+def report(blocks: list[dict[str, Any]], repeat: int, threads: int) -> str:
     lines = [
         "<!-- last-wins -->",
         '## "update": exact last-wins resolutions, and reductions without extra passes',
         "",
-        f"`python benchmarks/decisions/last_wins.py --repeat {repeat}` on {info['cpu']} "
-        f"({info['cores']} cores, shared), one intra-op thread; "
-        + versions_text(info)
-        + ". Each candidate is a pure function of (data, flat positions, updates) on the flat "
+        harness.header(f"cd benchmarks && python -m decisions.last_wins --repeat {repeat}", threads)
+        + " Each candidate is a pure function of (data, flat positions, updates) on the flat "
         "positions of S1 (200k points into 2000 x 2000 float32) and S2 (1000 x 200 along axis "
         "1 of 1000 x 1000); S1u, S2u have no duplicates. Every exact candidate was first "
         "compared with a plain Python loop (last update wins). Ratio: time / the fastest "
@@ -843,10 +830,9 @@ def report(blocks: list[dict[str, Any]], repeat: int) -> str:
             "|---|---|---|---|---|",
         ]
         for r in blk["rows"]:
-            spread = f" ({r['low']:.2f}-{r['high']:.2f})" if repeat > 1 else ""
             lines.append(
                 f"| {r['candidate']} | {r['check']} | {r['seconds'] * 1e3:.2f} ms "
-                f"| {r['ratio']:.2f}{spread} | {r['alone']:.2f} |"
+                f"| {harness.ratio_cell(r, None, repeat)} | {r['alone']:.2f} |"
             )
     lines.append("<!-- /last-wins -->")
     return "\n".join(lines)
@@ -859,7 +845,7 @@ def main(argv: list[str] | None = None) -> None:
     setup(args.threads, args.backends)
     blocks = run(args.quick, args.backends, args.parts, args.repeat)
     if not args.quick:
-        write_section("last-wins", report(blocks, args.repeat))
+        write_section("last-wins", report(blocks, args.repeat, args.threads))
 
 
 if __name__ == "__main__":

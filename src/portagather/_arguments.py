@@ -341,6 +341,13 @@ class SegmentRoute:
     #: The scatters of this signature by the policy of the call (:func:`_scatters`), shared
     #: by its repeat calls, so each is made once.
     scatters: dict[str, SegmentScatters]
+    #: The ids' name in messages: ``segment_ids``, or ``x`` for ``bincount``.
+    ids_name: str
+
+
+#: The names of the data and the ids in the messages of a function whose arguments are not
+#: called ``data`` and ``segment_ids``.
+_SEGMENT_ARGUMENTS = {"bincount": ("weights", "x")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -401,7 +408,8 @@ def segment_call(
         return _segment_call(kept, segment_ids), data, segment_ids
     named_policy = policy = normalize_policy(bad_indices)
     promises = check_promises(False, indices_are_sorted)
-    pair = _Pair(data, segment_ids, "data", "segment_ids")
+    data_name, ids_name = _SEGMENT_ARGUMENTS.get(function, ("data", "segment_ids"))
+    pair = _Pair(data, segment_ids, data_name, ids_name)
     data = pair.data_array()
     xp, as_values = pair.xp, pair.from_values[1]
     pair.check_index_dtype()
@@ -411,11 +419,11 @@ def segment_call(
         if as_values:  # (no error: values clipped into the dtype, on the data's device)
             pair.indices, as_values = _values_array(xp, engine, pair.indices, data), False
         check_sorted_vector(xp, engine, pair.indices, function)
-    shape, id_shape = static_shape(data, "data"), static_shape(pair.indices, "segment_ids")
+    shape, id_shape = static_shape(data, data_name), static_shape(pair.indices, ids_name)
     if shape[: len(id_shape)] != id_shape:
         msg = (
-            f"segment_ids.shape must be a leading part of data.shape; got segment_ids.shape = "
-            f"{id_shape} and data.shape = {shape}"
+            f"{ids_name}.shape must be a leading part of {data_name}.shape; got {ids_name}.shape"
+            f" = {id_shape} and {data_name}.shape = {shape}"
         )
         raise ValueError(msg)
     count = _num_segments_argument(num_segments)
@@ -429,7 +437,7 @@ def segment_call(
             count = max(0, int(values.max()) + 1) if values.size else 0
             read = "num_segments=None, read as max(segment_ids) + 1,"
             check_num_segments(count, xp, engine, data, len(id_shape), read)
-        plan = plan_segments((count, *shape[len(id_shape) :]), id_shape)
+        plan = plan_segments((count, *shape[len(id_shape) :]), id_shape, ids_name)
         ids = pair.index_array(data, engine, plan, policy)
     else:
         ids = pair.indices
@@ -442,7 +450,7 @@ def segment_call(
         promises.indices_are_sorted, reduce, reduce == "mean" or with_count, drop_negative,
         reduction_identity(xp, reduce, dtype),
         not math.prod(shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE, division,
-        division_dtype, {},
+        division_dtype, {}, ids_name,
     )  # fmt: skip
     keep(key, route)
     return _segment_call(route, ids), data, ids
@@ -476,7 +484,7 @@ def _scatters(route: SegmentRoute, ids: Any, policy: str) -> SegmentScatters:
     reduce, id_shape, sorted_ids = SEGMENT_SCATTERS[route.reduce], ids.shape, route.ids_sorted
     scatter = _segment_route(
         xp, engine, route.result_shape, tuple(id_shape), ids.dtype, policy, reduce,
-        route.dtype, sorted_ids,
+        route.dtype, sorted_ids, route.ids_name,
     )  # fmt: skip
     count = None
     if route.counting:
@@ -490,12 +498,13 @@ def _scatters(route: SegmentRoute, ids: Any, policy: str) -> SegmentScatters:
 @lru_cache(maxsize=512)
 def _segment_route(
     xp: Any, engine: Engine, shape: tuple[int, ...], id_shape: tuple[int, ...], id_dtype: Any,
-    policy: str, reduce: str, dtype: Any, ids_sorted: bool,
+    policy: str, reduce: str, dtype: Any, ids_sorted: bool, ids_name: str = "segment_ids",
 ) -> Route:  # fmt: skip
     """The route of the scatter by `reduce` of rows at ids of `id_shape` into a new array of
-    `shape` and `dtype` (written in place: it is new)."""
+    `shape` and `dtype` (written in place: it is new); a bad id named `ids_name`."""
     reduction = check_reduce_dtype(xp, reduce, dtype, "data")
-    plan, promises = plan_segments(shape, id_shape), check_promises(False, ids_sorted)
+    plan = plan_segments(shape, id_shape, ids_name)
+    promises = check_promises(False, ids_sorted)
     return _new_target_route(xp, engine, plan, policy, reduction, promises, id_shape, id_dtype)
 
 
@@ -529,7 +538,7 @@ def csr_call(
     key, route = call_key(options, data, offsets)
     if route is not None:
         return route, data, offsets
-    reduce = one_of(reduce, SEGMENT_REDUCTIONS, "reduce")
+    reduce = one_of(reduce, CSR_REDUCTIONS, "reduce")
     if not isinstance(bad_indices, str) or bad_indices not in _CSR_POLICIES:
         msg = (
             "bad_indices must be 'error' or 'unchecked' for offsets (a bad offset has no "
@@ -541,7 +550,8 @@ def csr_call(
     data = pair.data_array()
     xp = pair.xp
     pair.check_index_dtype()
-    check_segment_dtype(xp, reduce, data.dtype, f'segment_csr(reduce="{reduce}")')
+    checked_as, floating = _CSR_DTYPES.get(reduce, (reduce, False))
+    check_segment_dtype(xp, checked_as, data.dtype, f'segment_csr(reduce="{reduce}")', floating)
     shape, offset_shape = static_shape(data, "data"), static_shape(pair.indices, "offsets")
     axis = len(offset_shape) - 1
     if axis < 0 or axis >= len(shape) or offset_shape[:axis] != shape[:axis]:
@@ -620,6 +630,19 @@ def check_promises(unique_indices: object, indices_are_sorted: object) -> Scatte
 
 #: The segment reductions, by the name in ``segment_<name>``.
 SEGMENT_REDUCTIONS = ("sum", "mean", "max", "min", "prod")
+
+
+#: What ``segment_csr`` reduces by: the segment reductions and the toolkit's.
+CSR_REDUCTIONS = (
+    *SEGMENT_REDUCTIONS, "logsumexp", "argmax", "argmin", "var", "std", "softmax", "log_softmax",
+)  # fmt: skip
+
+#: The toolkit's reductions in ``segment_csr``, by the dtype rule of the function they are:
+#: the segment reduction whose rule it is, and whether only real floating data is taken.
+_CSR_DTYPES = {
+    **{r: ("max", True) for r in ("logsumexp", "var", "std", "softmax", "log_softmax")},
+    "argmax": ("max", False), "argmin": ("min", False),
+}  # fmt: skip
 
 
 #: The scatter reduction behind each segment reduction (the mean is a sum over a count).
@@ -1173,11 +1196,15 @@ def check_segment_dtype(
     scatter: numbers for every reduction (NumPy's ``bfloat16`` too), but no complex numbers
     for ``max`` and ``min``; bool for ``max`` and ``min`` (any, all), not for the sum, the
     mean and the product, whose results are no bools. With `floating`, no integers either
-    (TensorFlow's ``unsorted_segment_sqrt_n``, which divides by a square root)."""
+    (TensorFlow's ``unsorted_segment_sqrt_n``, which divides by a square root); with
+    `floating` and ``max`` or ``min``, real floating dtypes only (the toolkit's softmax,
+    logsumexp, var and std, which take each segment's maximum)."""
     bools = reduce in ("max", "min")
     found = reduction_for(xp, SEGMENT_SCATTERS[reduce], dtype)
     kind = dtype_kind(xp, dtype)
-    if found is None or (kind == "bool" and not bools):
+    if floating and bools and kind != "real floating":
+        kinds = "a real floating"
+    elif found is None or (kind == "bool" and not bools):
         kinds = reducible_kinds(SEGMENT_SCATTERS[reduce], bools)
     elif floating and kind in ("signed integer", "unsigned integer"):
         kinds = "a floating"
@@ -1250,18 +1277,27 @@ def _fill_scalar(fill_value: object) -> Any:
         return _UNKNOWN
 
 
-def check_empty_value(xp: Any, empty_value: object, dtype: Any) -> Any:
-    """The Python scalar that `empty_value` (the value of an empty segment) stands for,
-    checked against the result's `dtype` as ``fill_value`` is (:func:`check_fill_value`),
-    but a Python or NumPy real scalar only: it is written where no row landed."""
-    if isinstance(empty_value, bool | int | float | np.bool_ | np.integer | np.floating):
-        value = empty_value.item() if isinstance(empty_value, np.generic) else empty_value
-        return _fitted(xp, value, empty_value, dtype, "empty_value", "result")
+def empty_value_kind(empty_value: object) -> None:
+    """A TypeError unless `empty_value` (the value of an empty segment) is None or a Python
+    or NumPy real scalar; checked among the kinds, before the arrays are touched."""
+    if empty_value is None or isinstance(empty_value, _REAL_SCALARS):
+        return
     msg = (
         "empty_value must be None or a real scalar (a Python or NumPy bool, int or float); "
         f"got {shown(empty_value)}"
     )
     raise TypeError(msg)
+
+
+_REAL_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
+def check_empty_value(xp: Any, empty_value: object, dtype: Any) -> Any:
+    """The Python scalar that `empty_value` (of :func:`empty_value_kind`) stands for,
+    checked against the result's `dtype` as ``fill_value`` is (:func:`check_fill_value`)."""
+    empty_value_kind(empty_value)
+    value = empty_value.item() if isinstance(empty_value, np.generic) else empty_value
+    return _fitted(xp, value, empty_value, dtype, "empty_value", "result")
 
 
 def _fitted(

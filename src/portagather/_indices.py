@@ -228,9 +228,9 @@ def judge_ranges(ranges: Iterable[tuple[int, int]], plan: GatherPlan) -> IndexRa
 def all_in_range(xp: Any, indices: Any, plan: GatherPlan) -> Any:
     """A 0-d int8: 1 where every component of the caller's `indices` (not empty) is in
     range for `plan` (as :func:`judge_ranges` judges), else 0. One reduction of the flat
-    mask, inside a compiled computation: XLA compiles that several times faster than a
-    reduction along some of the index's axes (the per-component minima and maxima), which a
-    first call on a new shape pays (benchmarks/RESULTS.md, "Engine choices")."""
+    mask, inside a compiled computation: XLA compiles that faster than a reduction along
+    some of the index's axes (the per-component minima and maxima), which a first call on a
+    new shape pays (benchmarks/RESULTS.md, "JAX engine choices")."""
     signed = xp.isdtype(indices.dtype, "signed integer")
     parts = [indices[..., k] for k in range(plan.depth)] if plan.vector else [indices]
     mask = None

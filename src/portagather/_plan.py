@@ -267,12 +267,26 @@ class SegmentIds(BadIndex):
         )
 
 
-def plan_segments(shape: tuple[int, ...], index_shape: tuple[int, ...]) -> GatherPlan:
+@dataclass(frozen=True)
+class BinValues(SegmentIds):
+    """A bad value of ``bincount``'s `x`: ``x[3] = -1 is out of range [0, 4) (the result's
+    length is 4)``."""
+
+    def valid_range_text(self) -> str:
+        n = self.data_shape[0]
+        return f"is out of range [0, {n}) (the result's length is {n})"
+
+
+def plan_segments(
+    shape: tuple[int, ...], index_shape: tuple[int, ...], ids_name: str = "segment_ids"
+) -> GatherPlan:  # fmt: skip
     """The plan of a segment reduction into a result of `shape` (``(num_segments,) +
     inner``) at ids of `index_shape`: ``gather(result, ids, axis=0)``'s, whose result has the
-    data's shape, with a bad index described as a segment id."""
+    data's shape, with a bad index described as a segment id (`ids_name` ``"x"``: as a value
+    of ``bincount``'s `x`)."""
     plan = plan_gather(shape, index_shape, 0, 0)
-    return replace(plan, report=SegmentIds("segment_ids", False, "the result", shape, 0))
+    report = SegmentIds if ids_name == "segment_ids" else BinValues
+    return replace(plan, report=report(ids_name, False, "the result", shape, 0))
 
 
 @dataclass(frozen=True)

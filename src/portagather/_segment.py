@@ -19,8 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import array_api_compat as aac
+
 from ._api import segment_reduce
-from ._arguments import SEGMENT_REDUCTIONS
+from ._arguments import SEGMENT_REDUCTIONS, check_empty_value, empty_value_kind
+from ._arrays import per_segment
 
 __all__ = [
     "SEGMENT_REDUCTIONS",
@@ -34,6 +37,34 @@ __all__ = [
 
 
 # -- the public functions
+
+
+def _reduced(
+    data: Any, segment_ids: Any, num_segments: object, reduce: str, indices_are_sorted: object,
+    bad_indices: object, empty_value: object,
+) -> Any:  # fmt: skip
+    """``segment_<reduce>``, with `empty_value` in the empty segments where given (their
+    count then comes from the same ids, made valid once for both)."""
+    empty_value_kind(empty_value)
+    if empty_value is None:
+        return segment_reduce(
+            data, segment_ids, num_segments, reduce, indices_are_sorted=indices_are_sorted,
+            bad_indices=bad_indices, function=f"segment_{reduce}",
+        )  # fmt: skip
+    result, count = segment_reduce(
+        data, segment_ids, num_segments, reduce, indices_are_sorted=indices_are_sorted,
+        bad_indices=bad_indices, function=f"segment_{reduce}", with_count=True,
+    )  # fmt: skip
+    return filled_empty(aac.array_namespace(result), result, count, empty_value)
+
+
+def filled_empty(xp: Any, result: Any, count: Any, empty_value: object) -> Any:
+    """`result` (one value per segment) with `empty_value` (checked against its dtype) where
+    `count` (the rows per segment) is 0."""
+    fill = check_empty_value(xp, empty_value, result.dtype)
+    empty = per_segment(xp, count == 0, result)
+    return xp.where(empty, xp.full_like(result, fill), result)
+
 
 #: What every segment reduction's docstring says of its parameters and its result, with the
 #: data's dtypes and the value of an empty segment filled in by :func:`_documented`.
@@ -58,6 +89,9 @@ _PARAMETERS = """    Parameters
         naming it (eagerly, when a Dask result is computed, under ``checkify``);
         ``"ignore"`` drops its row (TensorFlow's rule for negative ids); ``"clip"`` and
         ``"wrap"`` move it into range; ``"unchecked"`` promises there is none.
+    empty_value : scalar, optional
+        The value of an empty segment, a Python or NumPy real scalar that the result's dtype
+        holds exactly (None: the reduction's identity, below).
 
     Returns
     -------
@@ -85,7 +119,7 @@ def _documented(empty: str, kinds: str = "") -> Callable[[_F], _F]:
 @_documented(empty="An empty segment is 0.")
 def segment_sum(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
-    indices_are_sorted: bool = False, bad_indices: Any = "error",
+    indices_are_sorted: bool = False, bad_indices: Any = "error", empty_value: Any = None,
 ) -> Any:  # fmt: skip
     """The sum of the rows of `data` in each segment, like ``jax.ops.segment_sum`` and
     ``tf.math.unsorted_segment_sum``: ``out[s] = sum(data[i] for i where segment_ids[i] == s)``.
@@ -105,16 +139,15 @@ def segment_sum(
     >>> pg.segment_sum(np.array([1, 2, 3]), [0, -1, 1], 2, bad_indices="ignore")
     array([1, 3])
     """
-    return segment_reduce(
-        data, segment_ids, num_segments, "sum", indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices, function="segment_sum",
-    )  # fmt: skip
+    return _reduced(
+        data, segment_ids, num_segments, "sum", indices_are_sorted, bad_indices, empty_value
+    )
 
 
 @_documented(empty="An empty segment is 0.")
 def segment_mean(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
-    indices_are_sorted: bool = False, bad_indices: Any = "error",
+    indices_are_sorted: bool = False, bad_indices: Any = "error", empty_value: Any = None,
 ) -> Any:  # fmt: skip
     """The mean of the rows of `data` in each segment (their sum over their count).
 
@@ -132,10 +165,9 @@ def segment_mean(
     >>> pg.segment_mean(np.array([-3, -4, 5]), [0, 0, 1])
     array([-4,  5])
     """
-    return segment_reduce(
-        data, segment_ids, num_segments, "mean", indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices, function="segment_mean",
-    )  # fmt: skip
+    return _reduced(
+        data, segment_ids, num_segments, "mean", indices_are_sorted, bad_indices, empty_value
+    )
 
 
 @_documented(
@@ -144,7 +176,7 @@ def segment_mean(
 )
 def segment_max(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
-    indices_are_sorted: bool = False, bad_indices: Any = "error",
+    indices_are_sorted: bool = False, bad_indices: Any = "error", empty_value: Any = None,
 ) -> Any:  # fmt: skip
     """The largest row of `data` in each segment, elementwise, like ``jax.ops.segment_max``.
 
@@ -161,10 +193,9 @@ def segment_max(
     >>> pg.segment_max(np.array([1, 5, 3], dtype=np.int8), [0, 0, 2])
     array([   5, -128,    3], dtype=int8)
     """
-    return segment_reduce(
-        data, segment_ids, num_segments, "max", indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices, function="segment_max",
-    )  # fmt: skip
+    return _reduced(
+        data, segment_ids, num_segments, "max", indices_are_sorted, bad_indices, empty_value
+    )
 
 
 @_documented(
@@ -173,7 +204,7 @@ def segment_max(
 )
 def segment_min(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
-    indices_are_sorted: bool = False, bad_indices: Any = "error",
+    indices_are_sorted: bool = False, bad_indices: Any = "error", empty_value: Any = None,
 ) -> Any:  # fmt: skip
     """The smallest row of `data` in each segment, elementwise, like ``jax.ops.segment_min``.
 
@@ -188,16 +219,15 @@ def segment_min(
     >>> pg.segment_min(np.array([1.0, 5.0, 3.0]), [0, 0, 2])
     array([ 1., inf,  3.])
     """
-    return segment_reduce(
-        data, segment_ids, num_segments, "min", indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices, function="segment_min",
-    )  # fmt: skip
+    return _reduced(
+        data, segment_ids, num_segments, "min", indices_are_sorted, bad_indices, empty_value
+    )
 
 
 @_documented(empty="An empty segment is 1.")
 def segment_prod(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
-    indices_are_sorted: bool = False, bad_indices: Any = "error",
+    indices_are_sorted: bool = False, bad_indices: Any = "error", empty_value: Any = None,
 ) -> Any:  # fmt: skip
     """The product of the rows of `data` in each segment, like ``jax.ops.segment_prod``.
 
@@ -210,7 +240,6 @@ def segment_prod(
     >>> pg.segment_prod(np.array([2, 3, 4]), [1, 1, 0], num_segments=3)
     array([4, 6, 1])
     """
-    return segment_reduce(
-        data, segment_ids, num_segments, "prod", indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices, function="segment_prod",
-    )  # fmt: skip
+    return _reduced(
+        data, segment_ids, num_segments, "prod", indices_are_sorted, bad_indices, empty_value
+    )

@@ -11,40 +11,79 @@ from typing import Any
 
 import array_api_compat as aac
 
+from . import _segment_toolkit
 from ._api import segment_reduce
-from ._arguments import CsrRoute, csr_call
+from ._arguments import SEGMENT_REDUCTIONS, CsrRoute, check_empty_value, csr_call
 from ._arrays import device_for_new, searchsorted_positions
 from ._errors import raise_first_bad
 from ._indices import to_wide
 from ._plan import Offsets
+from ._segment import filled_empty
 from .engines import Engine
 
 
-def _csr(data: Any, offsets: Any, reduce: object, bad_indices: object) -> Any:
+def _csr(
+    data: Any, offsets: Any, reduce: object, bad_indices: object, correction: object,
+    empty_value: object,
+) -> Any:  # fmt: skip
     """The segment reduction of `data` split by CSR `offsets` (see :func:`segment_csr`)."""
     checked, data, offsets = csr_call(data, offsets, reduce, bad_indices)
     xp, engine, shape, axis = checked.xp, checked.engine, checked.shape, checked.axis
-    function = f'segment_csr(reduce="{checked.reduce}")'
     offsets = engine.laid_out(offsets)
     data = engine.laid_out(data)
     rows = xp.reshape(data, (math.prod(shape[: axis + 1]), *shape[axis + 1 :]))
-    result_shape = (*shape[:axis], checked.segments, *shape[axis + 1 :])
-    on_host = _ids_on_host(checked, offsets)
+    on_host = _ids_from_host(checked, offsets)
     if on_host is not None:  # valid offsets, read now: no check left
         ids, policy = on_host
-        reduced = segment_reduce(
-            rows, ids, math.prod(shape[:axis]) * checked.segments, checked.reduce,
-            indices_are_sorted=True, bad_indices=policy, function=function,
-        )  # fmt: skip
-        return xp.reshape(reduced, result_shape)
-    ids, count = _ids_from_offsets(xp, engine, offsets, shape, axis, rows)
-    reduced = segment_reduce(
-        rows, ids, count, checked.reduce, indices_are_sorted=True, bad_indices="ignore",
-        function=function,
-    )  # fmt: skip
-    result = xp.reshape(reduced, result_shape)
-    if checked.policy == "error":
+    else:
+        ids, policy = _ids_from_offsets(xp, engine, offsets, shape, axis, rows), "ignore"
+    reduced = _reduced_rows(checked, rows, ids, policy, correction, empty_value)
+    if checked.reduce in _ROW_SHAPED:
+        result = xp.reshape(reduced, shape)
+    else:
+        result = xp.reshape(reduced, (*shape[:axis], checked.segments, *shape[axis + 1 :]))
+    if on_host is None and checked.policy == "error":
         result = _enforce_offsets(xp, engine, offsets, shape, axis, result)
+    return result
+
+
+#: The reductions of ``segment_csr`` whose result has the data's shape.
+_ROW_SHAPED = ("softmax", "log_softmax")
+
+
+def _reduced_rows(
+    checked: CsrRoute, rows: Any, ids: Any, policy: str, correction: object, empty_value: object
+) -> Any:  # fmt: skip
+    """The reduction `checked.reduce` of `rows` (the data's batches and the split axis as
+    one) at their segment `ids` (every batch's segments in one line; -1 for a row in none,
+    which `policy` ``"ignore"`` drops): a segment reduction, or the toolkit's function of
+    that name, whose positions (argmax, argmin) are made positions along the split axis."""
+    reduce, segments = checked.reduce, math.prod(checked.shape[: checked.axis]) * checked.segments
+    function = f'segment_csr(reduce="{reduce}")'
+    if reduce in SEGMENT_REDUCTIONS:
+        if empty_value is None:
+            return segment_reduce(rows, ids, segments, reduce, indices_are_sorted=True,
+                                  bad_indices=policy, function=function)  # fmt: skip
+        result, count = segment_reduce(
+            rows, ids, segments, reduce, indices_are_sorted=True, bad_indices=policy,
+            function=function, with_count=True,
+        )  # fmt: skip
+        return filled_empty(checked.xp, result, count, empty_value)
+    options: dict[str, Any] = {"indices_are_sorted": True, "bad_indices": policy}
+    if reduce in ("var", "std"):
+        options["correction"] = correction
+    if reduce not in _ROW_SHAPED and reduce not in ("argmax", "argmin"):
+        options["empty_value"] = empty_value
+    result = getattr(_segment_toolkit, f"segment_{reduce}")(rows, ids, segments, **options)
+    if reduce in ("argmax", "argmin"):
+        # A position among all rows of all batches: its remainder by the axis's length is
+        # the position along it (a segment's rows are in one batch); an empty segment's
+        # (the count of all rows) is that length, or empty_value.
+        xp, n, count = checked.xp, checked.shape[checked.axis], rows.shape[0]
+        empty = result == count
+        along = xp.remainder(result, xp.full_like(result, max(n, 1)))
+        fill = n if empty_value is None else check_empty_value(xp, empty_value, result.dtype)
+        result = xp.where(empty, xp.full_like(result, fill), along)
     return result
 
 
@@ -52,7 +91,7 @@ def _csr(data: Any, offsets: Any, reduce: object, bad_indices: object) -> Any:
 _HOST_ROWS = 256
 
 
-def _ids_on_host(checked: CsrRoute, offsets: Any) -> tuple[Any, str] | None:
+def _ids_from_host(checked: CsrRoute, offsets: Any) -> tuple[Any, str] | None:
     """For a small call whose offsets the host reads cheaply: the segment id of every row
     (as :func:`_ids_from_offsets`, written as a Python list) and the policy that reduces
     them (``"unchecked"`` where every row is in a segment, else ``"ignore"``, which drops
@@ -84,9 +123,9 @@ def _ids_on_host(checked: CsrRoute, offsets: Any) -> tuple[Any, str] | None:
 
 def _ids_from_offsets(
     xp: Any, engine: Engine, offsets: Any, shape: tuple[int, ...], axis: int, rows: Any
-) -> tuple[Any, int]:
+) -> Any:
     """The segment id of every row of data viewed as ``(prod(shape[:axis + 1]), ...)``, -1 for
-    a row in no segment, and the number of segments over all batches.
+    a row in no segment.
 
     `rows` is the data so viewed. The batches' offsets are shifted by ``batch * n`` into one
     non-decreasing line (offsets in ``[0, n]``), and one ``searchsorted`` finds for each row
@@ -108,8 +147,7 @@ def _ids_from_offsets(
     batch = xp.floor_divide(position, line)
     entry = position - batch * line
     inside = (position >= 0) & (entry < segments)
-    ids = xp.where(inside, batch * segments + entry, xp.full_like(position, -1))
-    return ids, batches * segments
+    return xp.where(inside, batch * segments + entry, xp.full_like(position, -1))
 
 
 def _enforce_offsets(
@@ -147,7 +185,10 @@ def _enforce_offsets(
         raise ValueError(msg) from None
 
 
-def segment_csr(data: Any, offsets: Any, *, reduce: str = "sum", bad_indices: Any = "error") -> Any:
+def segment_csr(
+    data: Any, offsets: Any, *, reduce: str = "sum", bad_indices: Any = "error",
+    correction: float = 0, empty_value: Any = None,
+) -> Any:  # fmt: skip
     """The reduction of the segments of `data` that CSR `offsets` mark, like torch_scatter's
     ``segment_csr`` and ``torch.segment_reduce(..., offsets=...)``: segment ``s`` is
     ``data[offsets[s]:offsets[s + 1]]``.
@@ -162,19 +203,28 @@ def segment_csr(data: Any, offsets: Any, *, reduce: str = "sum", bad_indices: An
         offsets, as in ``torch_scatter.segment_csr``). Non-decreasing along the last axis,
         in ``[0, data.shape[k]]``; the rows before the first offset and from the last one on
         belong to no segment.
-    reduce : {"sum", "mean", "max", "min", "prod"}, optional
-        The reduction, as ``segment_<reduce>``: an empty segment gets its identity (0 for the
-        sum and the mean, 1, the dtype's lowest or highest value).
+    reduce : str, optional
+        The reduction, as ``segment_<reduce>``: ``"sum"``, ``"mean"``, ``"max"``, ``"min"``,
+        ``"prod"`` (an empty segment gets the identity: 0 for the sum and the mean, 1, the
+        dtype's lowest or highest value), or the toolkit's ``"logsumexp"``, ``"var"``,
+        ``"std"``, ``"argmax"``, ``"argmin"`` (the position along axis ``k``; an empty
+        segment gets ``data.shape[k]``) and ``"softmax"``, ``"log_softmax"``, whose result
+        has the data's shape (a row in no segment: 0 and ``-inf``).
     bad_indices : {"error", "unchecked"}, optional
         ``"error"`` raises ``IndexError`` naming the first offset outside ``[0, n]`` or
         smaller than the one before it (eagerly, when a Dask result is computed, under
         ``checkify``); ``"unchecked"`` promises there is none (for a bad offset the result
         is unspecified, but nothing outside the arrays is read or written).
+    correction : int or float, optional
+        ``"var"`` and ``"std"``'s degrees of freedom (:func:`segment_var`).
+    empty_value : scalar, optional
+        The value of an empty segment, for the reductions with one value per segment.
 
     Returns
     -------
     array
-        Shape ``data.shape[:k] + (num_segments,) + data.shape[k + 1:]``.
+        Shape ``data.shape[:k] + (num_segments,) + data.shape[k + 1:]`` (``data.shape`` for
+        ``"softmax"`` and ``"log_softmax"``).
 
     Examples
     --------
@@ -184,5 +234,9 @@ def segment_csr(data: Any, offsets: Any, *, reduce: str = "sum", bad_indices: An
     array([ 3.,  0., 12.])
     >>> pg.segment_csr(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), [0, 2, 2, 5], reduce="max")
     array([  2., -inf,   5.])
+    >>> pg.segment_csr(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), [0, 2, 2, 5], reduce="argmax")
+    array([1, 5, 4])
+    >>> pg.segment_csr(np.log(np.array([1.0, 3.0, 2.0])), [0, 2], reduce="softmax")
+    array([0.25, 0.75, 0.  ])
     """
-    return _csr(data, offsets, reduce, bad_indices)
+    return _csr(data, offsets, reduce, bad_indices, correction, empty_value)

@@ -18,10 +18,20 @@ import array_api_compat as aac
 import numpy as np
 
 from ._api import segment_reduce
-from ._arguments import check_empty_value, int_argument, is_array, python_values, segment_call
-from ._arrays import device_for_new, divisor, dtype_kind, per_segment
+from ._arguments import (
+    SEGMENT_SCATTERS,
+    check_promises,
+    check_reduce_dtype,
+    empty_value_kind,
+    int_argument,
+    is_array,
+    python_values,
+    segment_call,
+)
+from ._arrays import device_for_new, divisor, dtype_kind, per_segment, reduction_identity
 from ._indices import Components, normalize
 from ._plan import plan_segments
+from ._segment import filled_empty
 
 __all__ = [
     "bincount",
@@ -91,11 +101,29 @@ class _Segments:
 
     def reduce(self, values: Any, reduce: str) -> Any:
         """The segment reduction `reduce` of `values` (rows like the data's) at the valid ids,
-        with the extra segment of dropped rows still in it."""
-        return segment_reduce(
-            values, self.ids, self.segments, reduce, indices_are_sorted=self.sorted and not
-            self.dropping, bad_indices="unchecked", function="segment_" + reduce,
-        )  # fmt: skip
+        with the extra segment of dropped rows still in it: the engine's own plan where it
+        has one (Dask's by size), else one scatter of the valid ids into the identity (no
+        policy left to apply: they are valid)."""
+        xp, engine, shape = (
+            self.xp,
+            self.engine,
+            (self.segments, *values.shape[len(self.id_shape) :]),
+        )
+        scatter, dtype = SEGMENT_SCATTERS[reduce], values.dtype
+        identity = reduction_identity(xp, scatter, dtype)
+        sorted_ids = self.sorted and not self.dropping
+        plan = plan_segments(shape, self.id_shape)
+        if engine.segment_plan is not None:
+            planned = engine.segment_plan(
+                values, self.ids, self.segments, scatter, identity, "unchecked", plan.report,
+                False, sorted_ids,
+            )  # fmt: skip
+            if planned is not None:
+                return planned[0]
+        init = engine.full(shape, identity, dtype, values)
+        reduction = check_reduce_dtype(xp, scatter, dtype, "data")
+        promises = check_promises(False, sorted_ids)
+        return engine.scatter(init, Components([self.ids]), values, plan, reduction, promises)
 
     def count(self) -> Any:
         """The rows of each segment (the extra one included), in the widest integer dtype."""
@@ -149,10 +177,10 @@ class _Segments:
 
 
 def _log(xp: Any, x: Any) -> Any:
-    """``log(x)`` for ``x >= 0``, with ``-inf`` for 0 and no division warning."""
-    positive = x > 0
-    logs = xp.log(xp.where(positive, x, xp.ones_like(x)))
-    return xp.where(positive, logs, xp.full_like(logs, -math.inf))
+    """``log(x)`` for ``x >= 0`` or NaN, with ``-inf`` for 0 and no division warning."""
+    zero = x == 0
+    logs = xp.log(xp.where(zero, xp.ones_like(x), x))
+    return xp.where(zero, xp.full_like(logs, -math.inf), logs)
 
 
 def _with_empty(segments: _Segments, result: Any, empty_value: Any, count: Any = None) -> Any:
@@ -160,14 +188,11 @@ def _with_empty(segments: _Segments, result: Any, empty_value: Any, count: Any =
     segment has no row; as it is where `empty_value` is None."""
     if empty_value is None:
         return result
-    xp = segments.xp
-    fill = check_empty_value(xp, empty_value, result.dtype)
     if count is None:
         count = segments.count()
     if segments.dropping:
         count = count[: segments.n]
-    empty = per_segment(xp, count == 0, result)
-    return xp.where(empty, xp.full_like(result, fill), result)
+    return filled_empty(segments.xp, result, count, empty_value)
 
 
 # -- the public functions
@@ -254,6 +279,7 @@ def segment_logsumexp(
     >>> np.exp(pg.segment_logsumexp(np.log(np.array([1.0, 3.0, 2.0])), [0, 0, 2]))
     array([4., 0., 2.])
     """
+    empty_value_kind(empty_value)
     seg = _Segments(data, segment_ids, num_segments, indices_are_sorted, bad_indices,
                     "segment_logsumexp")  # fmt: skip
     if not seg.rows:
@@ -268,6 +294,7 @@ def _arg(data: Any, segment_ids: Any, num_segments: object, indices_are_sorted: 
          bad_indices: object, empty_value: object, reduce: str) -> Any:  # fmt: skip
     """The position of the largest (`reduce` ``"max"``) or smallest row value of each
     segment: the first one, with NaN taken as the extreme (as NumPy's ``argmax``)."""
+    empty_value_kind(empty_value)
     seg = _Segments(data, segment_ids, num_segments, indices_are_sorted, bad_indices,
                     f"segment_arg{reduce}", reduce=reduce, floating=False)  # fmt: skip
     xp, data = seg.xp, seg.data
@@ -331,13 +358,18 @@ def segment_argmin(
                 "min")  # fmt: skip
 
 
-def _correction(correction: object) -> float:
-    """`correction` as a float >= 0 (the array API's ``var``: an int or a float)."""
+def _correction_kind(correction: object) -> None:
+    """A TypeError unless `correction` is a real number (the array API's ``var``: an int or
+    a float)."""
     if isinstance(correction, bool) or not isinstance(
         correction, int | float | np.integer | np.floating
     ):
         msg = f"correction must be a real number >= 0 (an int or a float); got {correction!r}"
         raise TypeError(msg)
+
+
+def _correction_value(correction: Any) -> float:
+    """`correction` (of :func:`_correction_kind`) as a float, a ValueError unless >= 0."""
     if not (math.isfinite(correction) and correction >= 0):
         msg = f"correction must be a real number >= 0; got {correction!r}"
         raise ValueError(msg)
@@ -350,9 +382,11 @@ def _var(
 ) -> Any:  # fmt: skip
     """The variance of each segment's rows and what :func:`segment_var` says of it; the
     square root where `function` is ``segment_std``."""
-    correction = _correction(correction)
+    empty_value_kind(empty_value)
+    _correction_kind(correction)
     seg = _Segments(data, segment_ids, num_segments, indices_are_sorted, bad_indices,
-                    function, reduce="sum")  # fmt: skip
+                    function)  # fmt: skip
+    correction = _correction_value(correction)
     xp, data = seg.xp, seg.data
     if not seg.rows:
         return _with_empty(seg, seg.no_rows(math.nan, data.dtype), empty_value)

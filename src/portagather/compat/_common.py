@@ -124,7 +124,8 @@ class renamed:  # (lower case: used as a context manager, as contextlib's functi
     (its message names its ``bad_indices`` ways out), `ways` (:func:`ways_out`) rewrites
     those instead. Errors raised later (a Dask graph when it runs, ``checkify`` under JAX)
     keep the core's names. A class, not a ``contextmanager`` generator: every compat call
-    enters one, and a generator's frames cost a small call about a microsecond.
+    enters one, and a generator's frames cost a small call more (benchmarks/RESULTS.md,
+    "Compat front ends").
     """
 
     __slots__ = ("renames", "ways")

@@ -9,6 +9,7 @@ is not modelled: its values for bad indices are unspecified).
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator
 from typing import Any, SupportsInt
 
@@ -369,4 +370,169 @@ def ref_segment_csr(
             rows = data[batch][line[s] : line[s + 1]]
             ids = np.zeros(rows.shape[:1], dtype=np.int64)
             out[batch + (s,)] = ref_segment(rows, ids, 1, reduce)[0]
+    return out
+
+
+# The segment toolkit (docs/contract.md, "The segment toolkit"): each segment's rows gathered
+# in row-major order of the ids, then each function computed on Python floats (float64) per
+# element of the inner axes, and rounded once to the data's dtype.
+
+
+def _members(
+    ids: npt.NDArray[Any], num_segments: int, policy: str
+) -> tuple[list[list[int]], list[int | None]]:
+    """The flat row positions of each segment, and each row's segment (None: dropped)."""
+    members: list[list[int]] = [[] for _ in range(num_segments)]
+    segment_of: list[int | None] = []
+    for flat, position in enumerate(itertools.product(*(range(s) for s in ids.shape))):
+        segment = _fix(ids[position], num_segments, policy, allow_negative=False)
+        if segment is None:
+            _bad(policy, f"segment_ids{list(position)} = {int(ids[position])}")
+        else:
+            members[segment].append(flat)
+        segment_of.append(segment)
+    return members, segment_of
+
+
+def _shift(values: list[float]) -> float:
+    """The softmax's shift: the largest value where it is finite, else 0."""
+    largest = max(values) if values else 0.0
+    return largest if math.isfinite(largest) else 0.0
+
+
+def _exp(x: float) -> float:
+    return math.inf if x > 709.0 else math.exp(x)
+
+
+def _log(x: float) -> float:
+    return -math.inf if x == 0 else math.log(x)
+
+
+def _div(a: float, b: float) -> float:
+    with np.errstate(all="ignore"):
+        return float(np.float64(a) / np.float64(b))
+
+
+def _per_segment(op: str, values: list[float], correction: float) -> float:
+    """What `op` gives one segment whose values (one inner element) are `values`."""
+    if op == "logsumexp":
+        if any(math.isnan(v) for v in values):
+            return math.nan
+        shift = _shift(values)
+        with np.errstate(all="ignore"):
+            total = math.fsum(_exp(v - shift) for v in values)
+            return float(np.float64(_log(total)) + np.float64(shift))
+    if not values:
+        return math.nan
+    mean = _div(math.fsum(values), len(values))
+    squares = math.fsum((v - mean) ** 2 for v in values)
+    freedom = len(values) - correction
+    var = _div(squares, freedom) if freedom > 0 else math.nan
+    return math.sqrt(var) if op == "std" and not math.isnan(var) else var
+
+
+def _first_extreme(values: list[Any], op: str) -> int:
+    """The position in `values` of the first largest (``argmax``) or smallest one, a NaN
+    counting as both."""
+    for j, v in enumerate(values):
+        if isinstance(v, float) and math.isnan(v):
+            return j
+    best = max(values) if op == "argmax" else min(values)
+    return values.index(best)
+
+
+def ref_segment_toolkit(
+    data: npt.ArrayLike,
+    segment_ids: npt.ArrayLike,
+    num_segments: int | None = None,
+    op: str = "softmax",
+    bad_indices: str = "error",
+    indices_are_sorted: bool = False,  # noqa: ARG001 (a promise; changes no value)
+    correction: float = 0,
+    empty_value: Any = None,
+) -> npt.NDArray[Any]:
+    """``segment_<op>`` for the toolkit's ops: softmax, log_softmax (data-shaped: a dropped
+    row is 0 and -inf), logsumexp (empty: -inf), argmax and argmin (empty: the number of
+    rows), var and std (empty, or no degree of freedom left: NaN); `empty_value` where given
+    replaces an empty segment's value."""
+    data, ids = np.asarray(data), np.asarray(segment_ids)
+    policy = _policy(bad_indices)
+    if num_segments is None:
+        num_segments = max(0, int(ids.max()) + 1) if ids.size else 0
+    if ids.size and data.size and not num_segments and policy != "ignore":
+        msg = "num_segments = 0"
+        raise IndexError(msg)
+    rows = int(np.prod(ids.shape))
+    inner = data.shape[ids.ndim :]
+    flat = data.reshape((rows, *inner))
+    members, segment_of = (
+        _members(ids, num_segments, policy) if data.size else ([[]] * num_segments, [])
+    )
+    if op in ("softmax", "log_softmax"):
+        out = np.empty(flat.shape, dtype=np.float64)
+        for element in np.ndindex(*inner):
+            for row in range(rows):
+                segment = segment_of[row] if segment_of else None
+                if segment is None:
+                    out[((row,) + element)] = 0.0 if op == "softmax" else -math.inf
+                    continue
+                values = [float(flat[((j,) + element)]) for j in members[segment]]
+                x = float(flat[((row,) + element)])
+                if any(math.isnan(v) for v in values):
+                    out[((row,) + element)] = math.nan
+                    continue
+                shift = _shift(values)
+                with np.errstate(all="ignore"):
+                    total = math.fsum(_exp(v - shift) for v in values)
+                    if op == "softmax":
+                        out[((row,) + element)] = _div(_exp(x - shift), total)
+                    else:
+                        out[((row,) + element)] = float(
+                            np.float64(x - shift) - np.float64(_log(total))
+                        )
+        return out.reshape(data.shape).astype(data.dtype)
+    result_dtype = np.int64 if op in ("argmax", "argmin") else data.dtype
+    out = np.empty((num_segments, *inner), dtype=np.float64 if result_dtype != np.int64 else object)
+    for segment in range(num_segments):
+        for element in np.ndindex(*inner):
+            raw = [flat[((j,) + element)].item() for j in members[segment]]
+            if op in ("argmax", "argmin"):
+                value: Any = members[segment][_first_extreme(raw, op)] if raw else rows
+            else:
+                value = _per_segment(op, [float(v) for v in raw], correction)
+            if not raw and empty_value is not None:
+                value = empty_value
+            out[((segment,) + element)] = value
+    return out.astype(result_dtype)
+
+
+def ref_segment_count(
+    segment_ids: npt.ArrayLike, num_segments: int | None = None, bad_indices: str = "error"
+) -> npt.NDArray[np.int64]:
+    """The rows of each segment."""
+    ids = np.asarray(segment_ids)
+    if num_segments is None:
+        num_segments = max(0, int(ids.max()) + 1) if ids.size else 0
+    members, _ = _members(ids, num_segments, _policy(bad_indices))
+    return np.array([len(m) for m in members], dtype=np.int64)
+
+
+def ref_csr_toolkit(
+    data: npt.ArrayLike, offsets: npt.ArrayLike, op: str, **options: Any
+) -> npt.NDArray[Any]:
+    """``segment_csr(reduce=op)`` for the toolkit's ops: each batch's rows with the segment
+    the offsets give them (a row in none dropped), through :func:`ref_segment_toolkit`."""
+    data, offsets = np.asarray(data), np.asarray(offsets)
+    axis = offsets.ndim - 1
+    n, segments = data.shape[axis], offsets.shape[-1] - 1
+    row_shaped = op in ("softmax", "log_softmax")
+    dtype = np.int64 if op in ("argmax", "argmin") else data.dtype
+    shape = data.shape if row_shaped else (*data.shape[:axis], segments, *data.shape[axis + 1 :])
+    out = np.empty(shape, dtype=dtype)
+    for batch in itertools.product(*(range(s) for s in offsets.shape[:-1])):
+        line = [int(v) for v in offsets[batch]]
+        ids = np.full(n, -1, dtype=np.int64)
+        for s in range(segments):
+            ids[line[s] : line[s + 1]] = s
+        out[batch] = ref_segment_toolkit(data[batch], ids, segments, op, "ignore", **options)
     return out

@@ -223,7 +223,8 @@ ERRORS = [
     ("csr-shape", Call("segment_csr", _M, np.zeros((3, 2), np.int64)),
      ValueError, r"offsets must have at least 1 dimension and, before its last one"),
     ("csr-reduce", Call("segment_csr", _M, np.array([0, 4]), {"reduce": "add"}),
-     ValueError, r"reduce must be one of 'sum', 'mean', 'max', 'min', 'prod'; got 'add'"),
+     ValueError, r"reduce must be one of 'sum', 'mean', 'max', 'min', 'prod', 'logsumexp', "
+     r"'argmax', 'argmin', 'var', 'std', 'softmax', 'log_softmax'; got 'add'"),
     ("csr-policy", Call("segment_csr", _M, np.array([0, 4]), {"bad_indices": "clip"}),
      ValueError, r"bad_indices must be 'error' or 'unchecked' for offsets"),
 ]  # fmt: skip

@@ -1,76 +1,143 @@
-"""JAX without ``jit``: portagather's eager calls, and the prototypes behind issue 22's plan.
+"""JAX without ``jit``: portagather's eager calls beside the prototypes that decided them.
 
-    python benchmarks/jax_eager.py            # writes the jax-eager section of RESULTS.md
-    python benchmarks/jax_eager.py --quick    # small data, about a minute; writes nothing
+    cd benchmarks && python -m decisions.jax_eager            # writes the jax-eager section
+    cd benchmarks && python -m decisions.jax_eager --quick    # small data; writes nothing
 
-Today an eager call on concrete JAX arrays runs the pipeline op by op: each operation is a
-dispatch, and on a new shape a compilation. The plan: run the engine's work as one cached
+The decision record of issue 22. Eager calls on concrete JAX arrays ran the pipeline op by op
+(each operation a dispatch, and on a new shape a compilation). The choice made: one cached
 ``jax.jit`` per function and static arguments (the plan follows from the shapes, which
 ``jit`` keys its own cache on), so that a warm call pays one dispatch and a first call one
-compilation. The prototype here is exactly that, built from outside: ``jax.jit`` of the
-portagather function itself (the traced pipeline), cached per (function, static arguments);
-the prototypes live in ``decisions/jax_eager_prototypes.py`` (the decision record).
-
-``"error"`` must stay exact eagerly: a bad index raises the eager IndexError, naming the
-first bad index. Four ways are prototyped:
+compilation, and ``"error"`` kept exact on the CPU by reading the index on the host
+(``engines/jax.py``, ``_api.py``). The prototypes here are those choices built from outside
+(``jax.jit`` of the portagather function itself), with the three other ways of keeping
+``"error"`` exact that were measured against the host read:
 
 flag
-    One jitted computation returns the result with reads kept inside (``"clip"``, equal to
-    the ``"error"`` result where every index is valid) and whether any index is bad; the host
-    reads the flag, and only where it is set runs today's eager path, which raises.
+    One jitted computation returns the ``"clip"`` result and whether any index is bad; the
+    host reads the flag, and only where it is set runs the eager path, which raises.
 range
     A jitted range read of the index (one dispatch, read on the host), then the jitted
     ``"unchecked"`` pipeline (a second dispatch).
 host range
     The range read with NumPy on the host, through a view of the CPU array (no copy, and
-    nothing to compile: XLA on CPU takes ~0.1 s to compile even one reduction), then the
-    jitted ``"unchecked"`` pipeline.
+    nothing to compile), then the jitted ``"unchecked"`` pipeline: the choice made.
 checkify
     ``jax.jit(checkify.checkify(f))`` and ``err.throw()``.
 
 Against JAX's own idioms outside ``jit`` (``p.at[i0, i1].get(mode="clip")``,
 ``jnp.take_along_axis``, ``.at[].add``/``.set``), and ``jax.jit`` of those idioms (the floor:
-one dispatch of the native work). Warm: interleaved rounds, medians (``harness.repeated``). First
-call: one call on an index shape that no candidate has seen, the median over several shapes
-(each candidate its own; a first round is discarded), with the number of compilations it
-triggered (``jax.monitoring``).
+one dispatch of the native work). Warm: interleaved rounds, medians (``harness.repeated``).
+First call: one call on an index shape that no candidate has seen, the median over several
+shapes (each candidate its own; a first round is discarded), with the number of compilations
+it triggered (``jax.monitoring``).
 """
 
 from __future__ import annotations
 
 import functools
 import statistics
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import harness
+import numpy as np
+from harness import Candidate, arguments, jax_at, repeated, rotated, setup, write_section
 
-import numpy as np  # noqa: E402
-from decisions.jax_eager_prototypes import (  # noqa: E402
-    checkified,
-    flagged,
-    host_ranged,
-    jax_jit,
-    planned,
-    ranged,
-)
-from harness import (  # noqa: E402
-    arguments,
-    machine,
-    repeated,
-    rotated,
-    setup,
-    versions_text,
-    write_section,
-)
-from workloads import Candidate  # noqa: E402
+import portagather as pg
+from portagather.compat import torch as pgt
 
-import portagather as pg  # noqa: E402
-from portagather.compat import torch as pgt  # noqa: E402
+# ------------------------------------------------------------------------------ prototypes
+
+_PLANS: dict[tuple[Any, ...], Callable[..., Any]] = {}
+
+
+def _cached(fn: Callable[..., Any], kind: str, static: dict[str, Any],
+            make: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:  # fmt: skip
+    """``jax.jit`` of what `make` builds, once per function, `kind` and static arguments;
+    ``jit`` caches one compilation per shape and dtype of the arrays (which decide the plan)."""
+    key = (fn, kind, tuple(sorted(static.items())))
+    if key not in _PLANS:
+        _PLANS[key] = jax_jit(make())
+    return _PLANS[key]
+
+
+def planned(fn: Callable[..., Any], **static: Any) -> Callable[..., Any]:
+    """One ``jax.jit`` of `fn` per function and static arguments."""
+    return _cached(fn, "plan", static, lambda: functools.partial(fn, **static))
+
+
+def jax_jit(f: Callable[..., Any]) -> Callable[..., Any]:
+    import jax
+
+    return jax.jit(f)
+
+
+def flagged(fn: Callable[..., Any], bad: Callable[..., Any], **static: Any) -> Callable[..., Any]:
+    """``"error"`` by a flag: one jitted computation of the ``"clip"`` result and of whether
+    any index is bad (`bad` of the arguments); where the flag is set, today's eager call,
+    which raises the exact IndexError."""
+    import jax.numpy as jnp
+
+    def both(*args: Any) -> Any:
+        return fn(*args, bad_indices="clip", **static), jnp.any(bad(*args))
+
+    jitted = _cached(fn, "flag", static, lambda: both)
+
+    def call(*args: Any) -> Any:
+        result, any_bad = jitted(*args)
+        if bool(any_bad):
+            return fn(*args, bad_indices="error", **static)  # raises, naming the first
+        return result
+
+    return call
+
+
+def ranged(fn: Callable[..., Any], bad: Callable[..., Any], **static: Any) -> Callable[..., Any]:
+    """``"error"`` by a range read: one jitted check (read on the host), then the jitted
+    ``"unchecked"`` pipeline."""
+    import jax.numpy as jnp
+
+    check = _cached(fn, "range", static, lambda: lambda *args: jnp.any(bad(*args)))
+    run = planned(fn, bad_indices="unchecked", **static)
+
+    def call(*args: Any) -> Any:
+        if bool(check(*args)):
+            return fn(*args, bad_indices="error", **static)
+        return run(*args)
+
+    return call
+
+
+def host_ranged(
+    fn: Callable[..., Any], bad_host: Callable[..., bool], **static: Any
+) -> Callable[..., Any]:
+    """``"error"`` by a range read on the host: the index of a CPU array read through a
+    NumPy view (``np.asarray`` does not copy it), so the check compiles nothing; then the
+    jitted ``"unchecked"`` pipeline (every value known valid)."""
+    run = planned(fn, bad_indices="unchecked", **static)
+
+    def call(*args: Any) -> Any:
+        if bad_host(args[0], np.asarray(args[1])):
+            return fn(*args, bad_indices="error", **static)
+        return run(*args)
+
+    return call
+
+
+def checkified(fn: Callable[..., Any], **static: Any) -> Callable[..., Any]:
+    from jax.experimental import checkify
+
+    jitted = _cached(fn, "checkify", static, lambda: checkify.checkify(
+        functools.partial(fn, bad_indices="error", **static)))  # fmt: skip
+
+    def call(*args: Any) -> Any:
+        err, result = jitted(*args)
+        err.throw()
+        return result
+
+    return call
+
 
 PG, PROTO, NATIVE = "pg", "prototype", "native"
 
@@ -161,12 +228,6 @@ def works(quick: bool) -> list[Work]:
     def take_along(p: Any, i: Any) -> Any:
         return jnp.take_along_axis(p, i, axis=1, mode="clip")
 
-    def add_pairs(p: Any, i: Any, u: Any) -> Any:
-        return p.at[i[:, 0], i[:, 1]].add(u, mode="clip")
-
-    def set_pairs(p: Any, i: Any, u: Any) -> Any:
-        return p.at[i[:, 0], i[:, 1]].set(u, mode="clip")
-
     def add_along(p: Any, i: Any, u: Any) -> Any:
         return p.at[jnp.arange(p.shape[0])[:, None], i].add(u, mode="clip")
 
@@ -191,10 +252,11 @@ def works(quick: bool) -> list[Work]:
              lambda k: rows // 5 - k),
         Work("S1add", f'scatter_nd "add", {points} points into {side} x {side}', pg.scatter_nd,
              {"reduce": "add"}, lambda n: _points(side, n, 4), ("p", "i", "u"),
-             {'p.at[i0, i1].add(mode="clip")': add_pairs}, _vector_bad, lambda k: points - k),
+             {'p.at[i0, i1].add(mode="clip")': jax_at("add", mode="clip")}, _vector_bad,
+             lambda k: points - k),
         Work("S1update", f'scatter_nd "update", {points} points into {side} x {side}',
              pg.scatter_nd, {"reduce": "update"}, lambda n: _points(side, n, 5), ("p", "i", "u"),
-             {'p.at[i0, i1].set(mode="clip")': set_pairs}, _vector_bad,
+             {'p.at[i0, i1].set(mode="clip")': jax_at("update", mode="clip")}, _vector_bad,
              lambda k: points - 1000 - k),
         Work("compat", f"compat.torch.scatter_add, {rows} x {rows // 5} into {rows} x {rows}",
              compat_scatter_add, {}, lambda n: _along(rows, n, 6), ("p", "i", "u"),
@@ -333,18 +395,15 @@ def first(w: Work, shapes: int) -> dict[str, Any]:
 
 
 def report(warm_rows: list[dict[str, Any]], first_rows: list[dict[str, Any]], repeat: int,
-           shapes: int) -> str:  # fmt: skip
-    info = machine()
+           shapes: int, threads: int) -> str:  # fmt: skip
     lines = [
         "<!-- jax-eager -->",
         "## JAX without `jit`: portagather, and the prototypes of one computation per plan",
         "",
-        f"`python benchmarks/jax_eager.py --repeat {repeat}` on {info['cpu']} ({info['cores']} "
-        "cores, shared with other work), one intra-op thread; "
-        + versions_text(info)
-        + ". Eager calls on concrete JAX arrays. *pg*: portagather as it is (since issue 22 one "
+        harness.header(f"cd benchmarks && python -m decisions.jax_eager --repeat {repeat}", threads)
+        + " Eager calls on concrete JAX arrays. *pg*: portagather as it is (since issue 22 one "
         'compiled computation per plan; `"error"` on the CPU reads the index on the host). '
-        "*prototype* (`benchmarks/decisions/jax_eager_prototypes.py`): `jax.jit` of the same "
+        "*prototype* (the decision record's): `jax.jit` of the same "
         "portagather function, cached per function and "
         'static arguments; `"error"` kept exact by a flag computed with the result, by a range '
         "read before the jitted `\"unchecked\"` call (jitted, or with NumPy on a view of the "
@@ -359,14 +418,14 @@ def report(warm_rows: list[dict[str, Any]], first_rows: list[dict[str, Any]], re
         firsts = next((f for f in first_rows if f["workload"] == blk["workload"]), None)
         by_name = {r["name"]: r for r in firsts["rows"]} if firsts else {}
         for r in blk["rows"]:
-            spread = f" ({r['low']:.2f}-{r['high']:.2f})" if repeat > 1 else ""
             f = by_name.get(r["name"])
             cells = (
                 [f"{f['seconds'] * 1e3:.0f} ms", f"{f['ratio']:.2f}", f"{f['compiles']:g}"]
                 if f else ["-", "-", "-"]
             )  # fmt: skip
+            ratio = harness.ratio_cell(r, None, repeat)
             lines.append(
-                f"| {r['name']} | {r['seconds'] * 1e3:.3f} ms | {r['ratio']:.2f}{spread} | "
+                f"| {r['name']} | {r['seconds'] * 1e3:.3f} ms | {ratio} | "
                 + " | ".join(cells)
                 + " |"
             )
@@ -414,7 +473,7 @@ def main(argv: list[str] | None = None) -> None:
                 flush=True,
             )
     if not (args.quick or args.print_only):
-        write_section("jax-eager", report(warm_rows, first_rows, args.repeat, shapes))
+        write_section("jax-eager", report(warm_rows, first_rows, args.repeat, shapes, args.threads))
 
 
 if __name__ == "__main__":
