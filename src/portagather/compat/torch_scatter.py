@@ -403,7 +403,7 @@ class _Csr(_Layout):
             rows = xp.reshape(
                 xp.zeros(shape[: dim + 1], dtype=xp.int8, device=device_for_new(indptr)), (-1,)
             )
-            self.ids, _ = _ids_from_offsets(xp, engine, indptr, shape, dim, rows)
+            self.ids = _ids_from_offsets(xp, engine, indptr, shape, dim, rows)
         else:
             wide = engine.wide_index_dtype(indptr)
             self.ids = xp.full(
