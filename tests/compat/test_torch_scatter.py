@@ -638,6 +638,18 @@ def test_std_gradient(index, dim):
         assert torch.autograd.gradcheck(function, (src,), eps=1e-6, atol=1e-5)
 
 
+def test_mul_gradient_at_a_zero():
+    """The derivative: at a zero, the product of the others (torch_scatter gives 0 there)."""
+    torch = _torch()
+    src = torch.tensor([2.0, 0.0, 3.0, 4.0, 5.0], dtype=torch.float64, requires_grad=True)
+    index = torch.tensor([0, 0, 0, 1, 1])
+    ts.scatter_mul(src, index).sum().backward()
+    np.testing.assert_array_equal(src.grad.numpy(), [0, 6, 0, 5, 4])
+    assert torch.autograd.gradcheck(
+        lambda x: ts.scatter_mul(x, index), (src.detach().requires_grad_(),)
+    )
+
+
 def test_min_max_gradient_goes_to_the_winner():
     """torch_scatter's backward scatters the gradient to the argindex alone (ties: the first)."""
     torch = _torch()

@@ -28,7 +28,9 @@ What differs from torch_scatter:
 - Gradients (PyTorch's autograd, ``jax.grad``) flow to `src` as torch_scatter's backward
   functions send them (to the winning element of a min or max); with `out` given they also
   flow to the values of `out` the result keeps (torch_scatter's ``scatter_mul`` / ``_mean`` /
-  ``_min`` / ``_max`` and the ``segment_*`` forms send `out` none).
+  ``_min`` / ``_max`` and the ``segment_*`` forms send `out` none). ``scatter_mul``'s
+  gradient at a zero of `src` is the product of the segment's other values (torch_scatter's
+  is 0 there: its ``out / src`` with NaN set to 0).
 - An index value outside ``[0, dim_size)`` raises :class:`IndexError` naming it (eagerly;
   on Dask when the result is computed, as ``segment_ids`` at its place in the flattened call
   where the index has more than one dimension); torch_scatter's ``scatter_sum`` raises
