@@ -1055,9 +1055,9 @@ def scatter_logsumexp(src: Any, index: Any, dim: int = -1, out: Any = None,
 
 def scatter_std(src: Any, index: Any, dim: int = -1, out: Any = None,
                 dim_size: int | None = None, unbiased: bool = True) -> Any:  # fmt: skip
-    """``torch_scatter.scatter_std``: ``sqrt(sum((src - mean)**2) / (count - 1 + 1e-6))`` of
-    each segment (``count + 1e-6`` with ``unbiased=False``; the count at least 1 for the mean
-    and for the division), the squares added to `out` where given: an empty segment is 0."""
+    """``torch_scatter.scatter_std``: ``sqrt(sum((src - mean)**2) / (max(count - 1, 1) +
+    1e-6))`` of each segment (``max(count, 1) + 1e-6`` with ``unbiased=False``), the squares
+    added to `out` where given: an empty segment is 0."""
     function = "scatter_std"
     with _renamed(function):
         xp = _namespace(src, function)
