@@ -792,3 +792,16 @@ def test_dask_checks_when_computed():
         lazy.compute()
     with pytest.raises(ValueError, match="pass dim_size=N"):
         ts.scatter_sum(da.ones(4, chunks=2), index)
+
+
+def test_segment_csr_segment_no_value_beats():
+    """CSR's kernel writes its start value (the dtype's largest finite, for min) where a
+    segment has rows but none beat it: inf or NaN only."""
+    src = np.array([1.0, np.inf, np.nan, np.inf, 0.0])
+    indptr = np.array([0, 2, 4, 4, 5])
+    wanted, wanted_arg = ref_segment_csr(src, indptr, "min")
+    values, arg = ts.segment_min_csr(src, indptr)
+    np.testing.assert_array_equal(values, wanted)
+    np.testing.assert_array_equal(values, [1.0, np.finfo(np.float64).max, 0.0, 0.0])
+    np.testing.assert_array_equal(arg, wanted_arg)
+    np.testing.assert_array_equal(arg, [0, 5, 5, 4])
