@@ -6,6 +6,11 @@ dtypes, whether it is lazy) and how NumPy data goes in and out are the conforman
 configuration (no ``jax_enable_x64``), as most users run it; the tests that need 64-bit JAX
 switch it on locally with ``jax.enable_x64``.
 
+Every other package the tests import (the backends, the oracle systems, distributed) is
+installed by ``pip install -e ".[test]"``, and the tests import it plainly: none is skipped
+when missing. ``pytest_configure`` names the missing ones, and the line that installs them,
+before any test module fails to import.
+
 ``browser`` is Debian's Chromium driven through Playwright: the one thing the tests need that
 ``pip install -e ".[test]"`` does not give. Every test that uses it, directly or through
 another fixture, is marked ``browser`` and left out of a run whose ``-m`` does not name that
@@ -15,6 +20,7 @@ them (``.ci/run`` does, after installing Chromium), and there a missing browser 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -43,6 +49,32 @@ INSTALL = (
     "Chromium, not a browser build of Playwright's own."
 )
 LEFT_OUT = pytest.StashKey[int]()
+# The modules of the test extra that tests import, each with the extra of pyproject.toml
+# that names it.
+TEST_EXTRA = {
+    "hypothesis": "check",
+    "jax": "jax",
+    "torch": "torch",
+    "dask": "dask",
+    "distributed": "test",
+    "ndonnx": "ndonnx",
+    "onnxruntime": "ndonnx",
+    "array_api_strict": "strict",
+    "tensorflow": "oracle",
+    "mindspore": "oracle",
+    "onnx": "oracle",
+}
+
+
+def pytest_configure() -> None:
+    missing = [name for name in TEST_EXTRA if importlib.util.find_spec(name) is None]
+    if missing:
+        extras = ", ".join(f"{name} (extra {TEST_EXTRA[name]})" for name in missing)
+        msg = (
+            f"the tests need {extras}, which are not installed: "
+            'pip install -e ".[test]" installs every one (no test is skipped without them)'
+        )
+        raise pytest.UsageError(msg)
 
 
 @pytest.fixture(params=list(KNOWN))

@@ -8,16 +8,15 @@ compared with the plain-loop references; laziness checked by the same ``modes.in
 
 from __future__ import annotations
 
+import dask.array as da
 import numpy as np
 import pytest
+from dask.callbacks import Callback
 
-da = pytest.importorskip("dask.array")
-from dask.callbacks import Callback  # noqa: E402
-
-import portagather as pg  # noqa: E402
-from helpers import run_portagather, run_reference  # noqa: E402
-from portagather.conformance.modes import in_mode  # noqa: E402
-from portagather.conformance.reference import (  # noqa: E402
+import portagather as pg
+from helpers import run_portagather, run_reference
+from portagather.conformance.modes import in_mode
+from portagather.conformance.reference import (
     ref_gather,
     ref_gather_d,
     ref_gather_nd,
@@ -105,7 +104,8 @@ def test_too_large_segment_id_named_whatever_the_chunks(chunks):
     """TensorFlow's rule (negative ids dropped, an id past the end an error) on ids whose
     one element sits beside a zero-size chunk: Dask compares such a block with a Python
     scalar into two elements, so the ids are laid out first; the message names the id."""
-    tf = pytest.importorskip("portagather.compat.tensorflow")
+    from portagather.compat import tensorflow as tf
+
     ids = da.from_array(np.array([5]), chunks=chunks)
     data = da.from_array(np.array([7.0]), chunks=1)
     out = tf.math.unsorted_segment_sum(data, ids, 3)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import portagather as pg
+from portagather.conformance.modes import no_compute
 
 P = np.arange(24.0).reshape(2, 3, 4)
 I2 = np.array([[0, 1], [1, 2]])
@@ -46,7 +47,8 @@ def test_float_list_indices():
 
 
 def test_mixed_namespaces():
-    torch = pytest.importorskip("torch")
+    import torch
+
     with raises(TypeError, "params", "indices", "torch", "numpy"):
         pg.gather_nd(torch.zeros((2, 2)), np.array([[0, 0]]))
     with raises(TypeError, "x", "index", "numpy", "torch"):
@@ -200,21 +202,13 @@ def test_first_bad_vector_is_reported(backend):
 
 
 def test_errors_raise_before_any_work_on_dask():
-    da = pytest.importorskip("dask.array")
-    import dask
+    import dask.array as da
 
-    computed = []
-
-    class Count(dask.callbacks.Callback):
-        def _start(self, dsk):
-            computed.append(len(dsk))
-
-    with Count():
+    with no_compute():  # any computation fails the test
         with raises(ValueError, "batch_dims"):
             pg.gather_nd(
                 da.zeros((4, 4), chunks=2), da.zeros((2, 1), dtype=int, chunks=1), batch_dims=2
             )
         lazy = pg.gather_nd(da.zeros((4, 4), chunks=2), da.from_array(np.array([[9, 0]]), chunks=1))
-    assert computed == []
     with raises(IndexError, "indices[0] = [9, 0] does not index into params of shape (4, 4)"):
         lazy.compute()

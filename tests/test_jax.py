@@ -16,17 +16,16 @@ import sys
 import textwrap
 from dataclasses import dataclass
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.experimental import checkify
 
-jax = pytest.importorskip("jax")
-import jax.numpy as jnp  # noqa: E402
-from jax.experimental import checkify  # noqa: E402
-
-import portagather as pg  # noqa: E402
-from helpers import run_portagather, run_reference  # noqa: E402
-from portagather.conformance.cases import scatter_add  # noqa: E402
-from portagather.conformance.reference import (  # noqa: E402
+import portagather as pg
+from helpers import run_portagather, run_reference
+from portagather.conformance.cases import scatter_add
+from portagather.conformance.reference import (
     ref_gather,
     ref_gather_nd,
     ref_scatter_nd,

@@ -228,7 +228,8 @@ TORCH_DTYPES = [
 @pytest.mark.parametrize("policy", ["error", "ignore"])
 @pytest.mark.parametrize("dtype", TORCH_DTYPES)
 def test_torch_last_wins(calls, dtype, policy):
-    torch = pytest.importorskip("torch")
+    import torch
+
     seen, _ = calls
 
     def make(shape, start=0):
@@ -244,7 +245,8 @@ def test_torch_last_wins(calls, dtype, policy):
 def test_torch_last_wins_gradients(calls, policy):
     """Autograd records the scatter: the winners in a scratch; each target's gradient goes
     to its last update alone (a dropped one gets none), the data's to what no update wrote."""
-    torch = pytest.importorskip("torch")
+    import torch
+
     seen, mode = calls
     targets = drawn(policy, 4, SIZE)
     data = torch.arange(float(SIZE), requires_grad=True)
@@ -262,7 +264,8 @@ def test_torch_last_wins_gradients(calls, policy):
 
 def test_torch_last_wins_under_vmap(calls):
     """A batched index reads no values: the maximum alone, into a scratch, out of place."""
-    torch = pytest.importorskip("torch")
+    import torch
+
     seen, _ = calls
     x = torch.arange(float(SIZE))
     targets = np.stack([drawn("ignore", 5, SIZE), drawn("ignore", 6, SIZE)])

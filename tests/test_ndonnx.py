@@ -9,14 +9,13 @@ from __future__ import annotations
 import runpy
 from pathlib import Path
 
+import ndonnx as ndx
 import numpy as np
+import onnxruntime as ort
 import pytest
 
-ndx = pytest.importorskip("ndonnx")
-ort = pytest.importorskip("onnxruntime")
-
-import portagather as pg  # noqa: E402
-from portagather.conformance.reference import (  # noqa: E402
+import portagather as pg
+from portagather.conformance.reference import (
     ref_gather,
     ref_gather_d,
     ref_gather_nd,

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 
 def test_torch_functorch_names_are_where_the_shim_reads_them():
-    pytest.importorskip("torch")
     from torch._C import _functorch
 
     from portagather.engines import _torch_private
@@ -20,7 +17,8 @@ def test_torch_functorch_names_are_where_the_shim_reads_them():
 
 
 def test_torch_shim_sees_vmap_and_its_batched_tensors():
-    torch = pytest.importorskip("torch")
+    import torch
+
     from portagather.engines import _torch_private
 
     outside = torch.arange(3)
@@ -40,7 +38,6 @@ def test_torch_shim_sees_vmap_and_its_batched_tensors():
 
 
 def test_jax_checkify_source_is_where_the_shim_looks():
-    pytest.importorskip("jax")
     import jax.experimental.checkify as checkify_module
 
     from portagather.engines import _jax_private
@@ -52,7 +49,7 @@ def test_jax_checkify_source_is_where_the_shim_looks():
 
 
 def test_jax_shim_sees_checkify_and_only_checkify():
-    jax = pytest.importorskip("jax")
+    import jax
     import jax.numpy as jnp
     from jax.experimental import checkify
 
@@ -70,7 +67,7 @@ def test_jax_shim_sees_checkify_and_only_checkify():
 
 
 def test_jax_shim_sees_every_trace_and_no_trace_only_outside_them():
-    jax = pytest.importorskip("jax")
+    import jax
     import jax.numpy as jnp
 
     from portagather.engines import _jax_private

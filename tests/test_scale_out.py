@@ -10,14 +10,13 @@ import textwrap
 import warnings
 from pathlib import Path
 
+import dask
+import dask.array as da
 import numpy as np
 import pytest
 
 import portagather as pg
 from portagather.conformance import dask_costs, reference
-
-da = pytest.importorskip("dask.array")
-import dask  # noqa: E402
 
 # Small versions of the issue's sizes, so that CI on 2 cores stays quick; the large sizes run
 # in examples/dask_cluster.py.
@@ -60,7 +59,8 @@ def _calls(params, points, rows, index_d):
 
 @pytest.fixture(scope="module")
 def cluster_client():
-    distributed = pytest.importorskip("distributed")
+    import distributed
+
     with (
         distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
@@ -197,7 +197,8 @@ def test_more_elements_than_int64_counts_stays_lazy_and_reads_right():
 @pytest.fixture(scope="module")
 def small_workers():
     """Three worker processes of 400 MB each, smaller than the params gathered from."""
-    distributed = pytest.importorskip("distributed")
+    import distributed
+
     with (
         distributed.LocalCluster(
             n_workers=3,
@@ -279,7 +280,6 @@ SHARDED = textwrap.dedent(
 
 
 def test_batch_sharded_jax_gathers_stay_local():
-    pytest.importorskip("jax")
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     done = subprocess.run([sys.executable, "-c", SHARDED], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -293,7 +293,6 @@ def test_batch_sharded_jax_gathers_stay_local():
 
 
 def test_dask_cluster_example_runs():
-    pytest.importorskip("distributed")
     example = os.path.join(os.path.dirname(__file__), "..", "examples", "dask_cluster.py")
     args = ["--size", "200", "--chunk", "50", "--vectors", "4000"]
     done = subprocess.run([sys.executable, example, *args], capture_output=True, text=True)
@@ -309,7 +308,6 @@ def test_mesh_sharded_point_gather_moves_no_more_than_native_indexing():
     """params sharded on both axes of a 4 x 2 mesh: gathering along the original axes
     all-gathers no more than ``params[i0, i1]`` does (flattening params all-gathered a
     quarter of it on every device)."""
-    pytest.importorskip("jax")
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     done = subprocess.run(
         [sys.executable, str(MESH_SCRIPT)], capture_output=True, text=True, env=env

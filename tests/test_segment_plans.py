@@ -5,18 +5,16 @@ graph's task names), and what each task holds."""
 
 from __future__ import annotations
 
+import dask
+import dask.array as da
+import distributed
 import numpy as np
 import pytest
+from dask.utils import key_split
 
 import portagather as pg
 from portagather.conformance import dask_costs, reference
-
-da = pytest.importorskip("dask.array")
-distributed = pytest.importorskip("distributed")
-import dask  # noqa: E402
-from dask.utils import key_split  # noqa: E402
-
-from portagather.engines.dask_scatter_routes import FAN_IN  # noqa: E402
+from portagather.engines.dask_scatter_routes import FAN_IN
 
 ROWS, CHUNK, SEGMENTS = 2000, 250, 40
 REDUCTIONS = ("sum", "mean", "max", "min", "prod")

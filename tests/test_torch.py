@@ -18,11 +18,10 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-
-from helpers import run_portagather, run_reference  # noqa: E402
-from portagather.conformance.cases import scatter_add  # noqa: E402
+from helpers import run_portagather, run_reference
+from portagather.conformance.cases import scatter_add
 
 # (name, op, params shape, kwargs, valid indices with duplicates, indices with bad ones)
 CASES = [

@@ -1135,10 +1135,6 @@ def check_index_dtype(xp: Any, indices: Any, index_name: str) -> None:
         raise TypeError(msg)
 
 
-#: The reduction found for each (namespace, reduction, dtype): a call in a loop asks once.
-_REDUCIBLE: dict[tuple[Any, ...], str | None] = {}
-
-
 #: What each reduction is on bool: OR (max) or AND (min).
 _BOOL_REDUCTIONS = {"add": "max", "multiply": "min", "min": "min", "max": "max"}
 
@@ -1153,21 +1149,12 @@ def reduction_for(xp: Any, reduce: str, dtype: Any) -> str | None:
     (False < True), as TensorFlow and PyTorch combine bools: the engines run ``"max"`` and
     ``"min"`` for them. ``"min"`` and ``"max"`` need an order, so not complex.
     """
-    key: tuple[Any, ...] = (xp, reduce, dtype)
-    try:
-        if key in _REDUCIBLE:
-            return _REDUCIBLE[key]
-    except TypeError:  # a dtype that cannot be hashed
-        key = ()
     kind = dtype_kind(xp, dtype)
-    found: str | None = reduce
     if kind == "bool":
-        found = _BOOL_REDUCTIONS[reduce]
-    elif kind is None or (kind == "complex floating" and reduce in ("min", "max")):
-        found = None
-    if key and len(_REDUCIBLE) < 256:
-        _REDUCIBLE[key] = found
-    return found
+        return _BOOL_REDUCTIONS[reduce]
+    if kind is None or (kind == "complex floating" and reduce in ("min", "max")):
+        return None
+    return reduce
 
 
 def reducible_kinds(reduce: str, bools: bool = True) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 import array_api_compat as aac
 import numpy as np
 
-from ._api import segment_reduce
+from ._api import gather, segment_reduce
 from ._arguments import (
     SEGMENT_SCATTERS,
     check_promises,
@@ -46,6 +46,10 @@ __all__ = [
 ]
 
 
+#: The most rows of a call whose steps run by keyed routes (:attr:`_Segments.keyed`).
+_KEYED_ROWS = 256
+
+
 class _Segments:
     """One checked toolkit call: the data, the ids made valid once (``[0, n)``, or ``n`` for
     a row the policy drops), and the two steps everything else is made of: a reduction of
@@ -71,7 +75,7 @@ class _Segments:
         self.inner = tuple(data.shape[len(self.id_shape) :])
         self.plan = call.scatters.scatter.plan
         self.ids, self.kept, self.bad, self.raw_ids = ids, None, None, ids
-        self.dropping = False
+        self.dropping = self.keyed = False
         if not self.rows:
             return
         if not self.n:  # every id is out of range
@@ -93,6 +97,13 @@ class _Segments:
             self.dropping = True
             valid = self.xp.where(components.keep, valid, self.xp.full_like(valid, self.n))
         self.ids, self.bad = valid, components.bad
+        # A small call of an engine that keys its calls: each step by its own keyed route,
+        # whose backend kernel takes the valid ids as they are (no plan made per call).
+        self.keyed = (
+            self.rows <= _KEYED_ROWS
+            and self.engine.array_type is not None
+            and self.engine.route_keys((data, valid)) is not None
+        )
 
     @property
     def segments(self) -> int:
@@ -104,11 +115,11 @@ class _Segments:
         with the extra segment of dropped rows still in it: the engine's own plan where it
         has one (Dask's by size), else one scatter of the valid ids into the identity (no
         policy left to apply: they are valid)."""
-        xp, engine, shape = (
-            self.xp,
-            self.engine,
-            (self.segments, *values.shape[len(self.id_shape) :]),
-        )
+        if self.keyed:
+            return segment_reduce(values, self.ids, self.segments, reduce,
+                                  function=f"segment_{reduce}")  # fmt: skip
+        xp, engine = self.xp, self.engine
+        shape = (self.segments, *values.shape[len(self.id_shape) :])
         scatter, dtype = SEGMENT_SCATTERS[reduce], values.dtype
         identity = reduction_identity(xp, scatter, dtype)
         sorted_ids = self.sorted and not self.dropping
@@ -134,6 +145,8 @@ class _Segments:
 
     def spread(self, table: Any) -> Any:
         """``table[ids]``: each row's segment value, of the data's shape."""
+        if self.keyed:
+            return gather(table, self.ids, axis=0)
         plan = plan_segments(tuple(table.shape), self.id_shape)
         return self.engine.gather(table, Components([self.ids]), plan)
 

@@ -31,7 +31,8 @@ def test_tensorflow_ignores_name_and_validate_indices():
 
 
 def test_tensorflow_default_policy_is_ignore_under_jit():
-    jax = pytest.importorskip("jax")
+    import jax
+
     params = jax.numpy.arange(6).reshape(2, 3)
     out = jax.jit(lambda p, i: tf_compat.gather(p, i, axis=1))(params, jax.numpy.array([2, 7]))
     np.testing.assert_array_equal(np.asarray(out), [[2, 0], [5, 0]])
@@ -48,7 +49,8 @@ def test_torch_gather_rejects_negatives_eagerly(name):
 
 
 def test_torch_gather_rejects_negatives_lazily_on_dask():
-    da = pytest.importorskip("dask.array")
+    import dask.array as da
+
     x = da.from_array(np.array([[1, 2], [3, 4]]), chunks=1)
     out = torch_compat.gather(x, 1, da.from_array(np.array([[0, -1]]), chunks=1))
     with pytest.raises(
@@ -58,7 +60,7 @@ def test_torch_gather_rejects_negatives_lazily_on_dask():
 
 
 def test_torch_gather_rejects_negatives_under_checkify():
-    jax = pytest.importorskip("jax")
+    import jax
     from jax.experimental import checkify
 
     f = checkify.checkify(jax.jit(lambda x, i: torch_compat.gather(x, 1, i)))
@@ -71,7 +73,7 @@ def test_torch_gather_rejects_negatives_under_checkify():
 
 
 def test_onnx_negatives_under_checkify_and_jit():
-    jax = pytest.importorskip("jax")
+    import jax
     from jax.experimental import checkify
 
     f = checkify.checkify(jax.jit(lambda d, i: onnx_compat.gather_nd(d, i)))
@@ -135,7 +137,8 @@ def test_torch_gather_lazy_negatives_in_narrow_dtypes_stay_bad():
     """On Dask, a negative index is bad when the graph runs, named as written and as
     PyTorch words it (the plan's own range is PyTorch's [0, n), so no value is moved: an
     int8 -100 moved below -n would wrap to a valid 56)."""
-    da = pytest.importorskip("dask.array")
+    import dask.array as da
+
     x = da.from_array(np.arange(100), chunks=50)
     index = da.from_array(np.array([-100, -60], dtype=np.int8))
     with pytest.raises(
@@ -145,7 +148,8 @@ def test_torch_gather_lazy_negatives_in_narrow_dtypes_stay_bad():
 
 
 def test_torch_gather_takes_uint64_indices():
-    torch = pytest.importorskip("torch")
+    import torch
+
     out = torch_compat.gather(torch.arange(10), 0, torch.tensor([3, 9], dtype=torch.uint64))
     assert out.tolist() == [3, 9]
 

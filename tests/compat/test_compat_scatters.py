@@ -218,7 +218,8 @@ def test_tensorflow_policies_on_scatters():
 
 
 def test_tensorflow_default_policy_skips_under_jit():
-    jax = pytest.importorskip("jax")
+    import jax
+
     jnp = jax.numpy
     f = jax.jit(lambda t, i, u: tf_compat.tensor_scatter_nd_update(t, i, u))
     out = f(jnp.zeros(3, jnp.int32), jnp.array([[1], [7]]), jnp.array([4, 5], jnp.int32))
@@ -265,7 +266,8 @@ def test_duplicates_under_update_keep_the_last():
 
 
 def test_torch_scatter_negatives_rejected_lazily_on_dask():
-    da = pytest.importorskip("dask.array")
+    import dask.array as da
+
     x = da.from_array(np.zeros((2, 3)), chunks=1)
     out = torch_compat.scatter(x, 1, da.from_array(np.array([[0, -1]])), value=1.0)
     with pytest.raises(IndexError):
@@ -356,7 +358,8 @@ def test_torch_index_errors_are_pytorchs_eagerly_and_lazily(call):
     # The plan's own range is PyTorch's, [0, n), and its report words a bad index as PyTorch
     # does: the first bad value as written (not moved below -n), in NumPy and in a Dask
     # graph alike.
-    da = pytest.importorskip("dask.array")
+    import dask.array as da
+
     message = r"^index -1 is out of bounds for dimension 0 with size 3$"
     index = np.array([0, -1, 7])
     with pytest.raises(IndexError, match=message):
@@ -368,7 +371,8 @@ def test_torch_index_errors_are_pytorchs_eagerly_and_lazily(call):
 
 
 def test_torch_take_along_dim_flattens_dask_arrays_with_zero_size_chunks():
-    da = pytest.importorskip("dask.array")
+    import dask.array as da
+
     x = np.arange(12).reshape(3, 4)
     dx = da.from_array(x, chunks=((0, 1, 2), (0, 2, 2)))
     index = da.from_array(np.array([0, 11, 5]), chunks=((0, 3),))
@@ -377,7 +381,8 @@ def test_torch_take_along_dim_flattens_dask_arrays_with_zero_size_chunks():
 
 
 def test_torch_index_put_refuses_unknown_dask_sizes_itself():
-    da = pytest.importorskip("dask.array")
+    import dask.array as da
+
     x = da.from_array(np.arange(12).reshape(3, 4), chunks=2)
     ids = da.from_array(np.array([0, 1, 2, 1]), chunks=2)
     with pytest.raises(ValueError, match=r"^indices must have known sizes; got shape \(nan,\)"):

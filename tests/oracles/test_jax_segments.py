@@ -10,6 +10,8 @@ NumPy, PyTorch and Dask here (JAX itself runs the conformance suite), and on JAX
 gradients.
 """
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import given
@@ -19,9 +21,6 @@ import portagather as pg
 
 from .scatter_draws import on, to_numpy
 from .segment_draws import REAL, SEGMENTS, same, segment_cases
-
-jax = pytest.importorskip("jax")
-import jax.numpy as jnp  # noqa: E402
 
 POLICIES = ("error", "ignore", "clip", "wrap", "unchecked")
 BACKENDS = st.sampled_from(["numpy", "torch", "dask"])

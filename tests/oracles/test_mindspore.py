@@ -4,16 +4,12 @@ import numpy as np
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from mindspore import Tensor, ops
 
 import portagather as pg
 from portagather.conformance.strategies import gather_d_calls, gather_nd_calls
 
 from .oracle_settings import ORACLE
-
-ms = pytest.importorskip(
-    "mindspore", reason='mindspore is not installed: pip install "portagather[oracle]"'
-)
-from mindspore import Tensor, ops  # noqa: E402
 
 
 def _mindspore(op, *args):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from mindspore import Tensor, ops
 
 from portagather.compat import mindspore as ms_compat
 from portagather.conformance.reference import ref_scatter_d
@@ -26,11 +27,6 @@ from .scatter_draws import (
     same,
     to_numpy,
 )
-
-ms = pytest.importorskip(
-    "mindspore", reason='mindspore is not installed: pip install "portagather[oracle]"'
-)
-from mindspore import Tensor, ops  # noqa: E402
 
 
 def _warm_up():

@@ -12,16 +12,12 @@ import numpy as np
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from mindspore import Tensor, ops
 
 from portagather.compat import mindspore as ms_compat
 
 from .scatter_draws import on, to_numpy
 from .segment_draws import SEGMENTS, compat_backends, same, segment_cases
-
-ms = pytest.importorskip(
-    "mindspore", reason='mindspore is not installed: pip install "portagather[oracle]"'
-)
-from mindspore import Tensor, ops  # noqa: E402
 
 DTYPES = ("int32", "int64", "float16", "float32", "float64")
 

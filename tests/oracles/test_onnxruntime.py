@@ -6,17 +6,10 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import portagather as pg
+from helpers import onnxruntime_node
 from portagather.conformance.strategies import gather_calls, gather_d_calls, gather_nd_calls
 
 from .oracle_settings import ORACLE
-
-ort = pytest.importorskip(
-    "onnxruntime", reason='onnxruntime is not installed: pip install "portagather[oracle]"'
-)
-onnx = pytest.importorskip(
-    "onnx", reason='onnx is not installed: pip install "portagather[oracle]"'
-)
-from helpers import onnxruntime_node  # noqa: E402
 
 _onnxruntime = onnxruntime_node
 

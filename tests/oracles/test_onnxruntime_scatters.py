@@ -6,10 +6,10 @@ with the plain-loop reference (the last update in row-major order wins).
 """
 
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from helpers import onnxruntime_node
 from portagather.compat import onnx as onnx_compat
 from portagather.conformance.reference import ref_scatter_d, ref_scatter_nd
 
@@ -24,14 +24,6 @@ from .scatter_draws import (
     on,
     repeats,
 )
-
-ort = pytest.importorskip(
-    "onnxruntime", reason='onnxruntime is not installed: pip install "portagather[oracle]"'
-)
-onnx = pytest.importorskip(
-    "onnx", reason='onnx is not installed: pip install "portagather[oracle]"'
-)
-from helpers import onnxruntime_node  # noqa: E402
 
 REDUCTIONS = st.sampled_from(["none", "add", "mul", "max", "min"])
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -9,10 +10,6 @@ import portagather as pg
 from portagather.conformance.strategies import gather_calls, gather_nd_calls
 
 from .oracle_settings import ORACLE
-
-tf = pytest.importorskip(
-    "tensorflow", reason='tensorflow is not installed: pip install "portagather[oracle]"'
-)
 
 CALLS_ND = st.one_of(*(gather_nd_calls(batch, bad) for batch in (False, True) for bad in (0, 1)))
 CALLS = st.one_of(*(gather_calls(batch, bad) for batch in (False, True) for bad in (False, True)))
@@ -88,7 +85,8 @@ def _tensorflow_gradient(op, kwargs, params, indices, policy, cotangent):
 
 
 def _jax_gradient(op, kwargs, params, indices, policy, cotangent):
-    jax = pytest.importorskip("jax")
+    import jax
+
     f = getattr(pg, op)
     indices = jax.numpy.asarray(indices)
     loss = lambda p: (f(p, indices, bad_indices=policy, **kwargs) * cotangent).sum()  # noqa: E731
@@ -96,7 +94,8 @@ def _jax_gradient(op, kwargs, params, indices, policy, cotangent):
 
 
 def _torch_gradient(op, kwargs, params, indices, policy, cotangent):
-    torch = pytest.importorskip("torch")
+    import torch
+
     tensor = torch.tensor(params, requires_grad=True)
     out = getattr(pg, op)(tensor, torch.tensor(indices), bad_indices=policy, **kwargs)
     out.backward(torch.tensor(cotangent))

@@ -9,6 +9,7 @@ instead (the last update in row-major order wins).
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,10 +18,6 @@ from portagather.conformance.reference import ref_scatter_nd
 
 from .oracle_settings import ORACLE
 from .scatter_draws import backend_names, check_compat, nd_scatters, nd_targets, on, repeats, same
-
-tf = pytest.importorskip(
-    "tensorflow", reason='tensorflow is not installed: pip install "portagather[oracle]"'
-)
 
 CALLS = st.one_of(nd_scatters(False), nd_scatters(True))
 POLICIES = st.sampled_from(["", "DEFAULT", "ERROR", "IGNORE"])

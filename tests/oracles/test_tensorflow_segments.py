@@ -10,6 +10,7 @@ position (portagather propagates it; the JAX and PyTorch oracles check that).
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,10 +18,6 @@ from portagather.compat import tensorflow as tf_compat
 
 from .scatter_draws import on, to_numpy
 from .segment_draws import FLOATING, REAL, SEGMENTS, compat_backends, same, segment_cases
-
-tf = pytest.importorskip(
-    "tensorflow", reason='tensorflow is not installed: pip install "portagather[oracle]"'
-)
 
 
 def _tensorflow(f, *args):

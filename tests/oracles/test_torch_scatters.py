@@ -8,6 +8,7 @@ unspecified; such calls are compared with the plain-loop reference.
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -23,8 +24,6 @@ from .scatter_draws import (
     on,
     repeats,
 )
-
-torch = pytest.importorskip("torch")
 
 CALLS = st.one_of(element_scatters(False), element_scatters(True))
 DTYPES = st.sampled_from([np.int32, np.float32])

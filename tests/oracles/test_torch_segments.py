@@ -10,6 +10,7 @@ PyTorch; such calls are compared with the last write in row-major order.
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -18,8 +19,6 @@ from portagather.compat import torch as torch_compat
 
 from .scatter_draws import on, to_numpy
 from .segment_draws import SEGMENTS, compat_backends, same, segment_cases
-
-torch = pytest.importorskip("torch")
 
 # PyTorch's own warning about the oracle, torch.index_reduce; portagather's calls warn of nothing.
 pytestmark = pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
@@ -241,7 +240,8 @@ def test_autograd(case, reduce):
 def test_index_reduce_mean_on_dask_keeps_negative_zero():
     # An element no update reaches keeps its value, -0.0 too (the count, not a division by
     # one, says which elements those are).
-    da = pytest.importorskip("dask.array")
+    import dask.array as da
+
     x = np.array([[1.0, np.nan], [4.0, 5.0], [-0.0, 2.0]])
     index, source = np.array([0, 0]), np.array([[np.nan, 0.0], [2.0, np.inf]])
     for include_self in (True, False):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
@@ -101,8 +101,13 @@ class Call:
         return in_mode(f, mode)(data, _asarray(backend, self.indices, index_chunks)), data
 
     def policy(self, mode: str = "eager") -> str:
-        """The policy this call keeps in `mode`: TensorFlow's default resolved."""
-        return effective_policy(self.kwargs.get("bad_indices", ""), mode)
+        """The policy this call keeps in `mode`: TensorFlow's default resolved (no
+        ``bad_indices``: the functions' default, ``"error"``)."""
+        return effective_policy(self.kwargs.get("bad_indices", "error"), mode)
+
+    def resolved(self, mode: str = "eager") -> Call:
+        """This call with the policy it keeps in `mode` spelled out."""
+        return replace(self, kwargs={**self.kwargs, "bad_indices": self.policy(mode)})
 
     def run_numpy(self) -> npt.NDArray[Any]:
         """Run through portagather on the NumPy arrays as they are (views included)."""
@@ -211,23 +216,11 @@ def raises_lazily(
 def check_call(backend: Backend, call: Call | ScatterCall, mode: str = "eager") -> None:
     """Run `call` in `mode` and compare with the reference, or expect its IndexError (Dask:
     on compute). Under ``jit``, ``"error"`` cannot raise from traced values: it asks for
-    ``checkify`` (docs/transformations.md). Scatter calls run eagerly (their transformations
-    are tested in test_scatter.py)."""
-    if isinstance(call, ScatterCall):
-        try:
-            expected = call.expected()
-        except IndexError:
-            raises_lazily(backend, IndexError, call)
-            return
-        out, data = call.run(backend)
-        check_result(backend, out, expected, data)
-        return
-    if mode == "jit" and call.policy(mode) == "error":
+    ``checkify`` (docs/transformations.md), unless the index holds no value to check."""
+    if mode == "jit" and call.policy(mode) == "error" and np.size(call.indices):
         raises_lazily(backend, ValueError, call, "checkify", mode)
         return
-    resolved = Call(
-        call.op, call.data, call.indices, {**call.kwargs, "bad_indices": call.policy(mode)}
-    )
+    resolved = call.resolved(mode)
     try:
         expected = resolved.expected()
     except IndexError:
@@ -356,15 +349,33 @@ class ScatterCall:
         return (data, indices, updates), kwargs
 
     def run(self, backend: Backend, *, mode: str = "eager") -> tuple[Any, Any]:
-        """Run through portagather on `backend`, eagerly; returns ``(result, data array)``."""
-        assert mode == "eager", "scatter calls run eagerly; test_scatter.py has the transforms"
+        """Run through portagather on `backend` in `mode` (``modes.in_mode``); returns
+        ``(result, data array)``. Updates given as Python values stay constants of the call
+        in every mode."""
         layout = self.chunks or (None, None, None)
-        data, indices, updates = (
-            _asarray(backend, a, c) if isinstance(a, np.ndarray) else a  # Python values as given
-            for a, c in zip((self.data, self.indices, self.updates), layout, strict=True)
-        )
-        args, kwargs = self.args(data, indices, updates)
-        return getattr(pg, self.op)(*args, **kwargs), data
+        given = (self.data, self.indices, self.updates)
+        arrays = [
+            _asarray(backend, a, c)
+            for a, c in zip(given, layout, strict=True)
+            if isinstance(a, np.ndarray)
+        ]
+
+        def f(*traced: Any) -> Any:
+            values = iter(traced)
+            args, kwargs = self.args(
+                *(next(values) if isinstance(a, np.ndarray) else a for a in given)
+            )
+            return getattr(pg, self.op)(*args, **kwargs)
+
+        return in_mode(f, mode)(*arrays), arrays[0]
+
+    def policy(self, mode: str = "eager") -> str:
+        """The policy this call keeps in `mode`, as :meth:`Call.policy`."""
+        return effective_policy(self.kwargs.get("bad_indices", "error"), mode)
+
+    def resolved(self, mode: str = "eager") -> ScatterCall:
+        """This call with the policy it keeps in `mode` spelled out."""
+        return replace(self, kwargs={**self.kwargs, "bad_indices": self.policy(mode)})
 
     def expected(self) -> npt.NDArray[Any]:
         """The plain-loop reference's answer (raises IndexError like ``"error"``): the

@@ -5,7 +5,11 @@ In the spirit of array-api-extra's ``lazy_xp_function``: a test writes its call 
 every array argument is a tracer, as in a user's jitted function. Under ``"lazy"`` the call
 runs on Dask with every computation refused, so it must only build a graph; the test computes
 the result afterwards. The suite's plugin parametrizes a test that takes ``mode`` with the
-modes of each selected backend (``modes_of``), narrowed by ``@pytest.mark.modes(...)``.
+modes of each selected backend (``modes_of``), narrowed by ``@pytest.mark.modes(...)``. It is
+the one way a test runs one body eagerly and transformed, for the gathers, the scatters
+(``ScatterCall.run``) and the segment reductions alike: no test takes a flag of its own (a
+``jit`` boolean) or counts Dask's tasks itself, and the unit tests in ``tests/`` call
+:func:`in_mode` and :func:`no_compute` too.
 """
 
 from __future__ import annotations

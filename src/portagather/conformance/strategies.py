@@ -228,18 +228,21 @@ def _mixed_take_along_axis_case(draw: st.DrawFn) -> tuple[Any, ...]:
     return "take_along_axis", shape, index_shape, kwargs, [shape[axis]]
 
 
+_MIXED_CASES = {
+    "gather_nd": _mixed_gather_nd_case,
+    "gather": _mixed_gather_case,
+    "gather_d": _mixed_gather_d_case,
+    "take_along_axis": _mixed_take_along_axis_case,
+}
+
+
 @st.composite
 def mixed_calls(
-    draw: st.DrawFn, dtypes: tuple[str, ...], index_dtypes: tuple[str, ...]
+    draw: st.DrawFn, op: str, dtypes: tuple[str, ...], index_dtypes: tuple[str, ...]
 ) -> tuple[str, np.ndarray, np.ndarray, dict[str, Any], str]:
-    op, shape, index_shape, options, sizes = draw(
-        st.one_of(
-            _mixed_gather_nd_case(),
-            _mixed_gather_case(),
-            _mixed_gather_d_case(),
-            _mixed_take_along_axis_case(),
-        )
-    )
+    """Calls of gather `op` as in the comment above, in those of `dtypes` (data) and
+    `index_dtypes` the backend holds."""
+    op, shape, index_shape, options, sizes = draw(_MIXED_CASES[op]())
     policy = draw(st.sampled_from(MIXED_POLICIES))
     index_dtype = draw(
         st.sampled_from(
@@ -614,7 +617,17 @@ SEGMENT_GROUPS: dict[str, tuple[str, ...]] = {
     ),
     "torch.index": tuple(f"compat.torch.index_{n}" for n in ("select", "add", "reduce", "put")),
     "torch.segment_reduce": ("compat.torch.segment_reduce",),
+    "segment_toolkit": tuple(
+        f"segment_{f}"
+        for f in ("softmax", "log_softmax", "logsumexp", "argmax", "argmin", "var", "std")
+    ),
 }
+
+#: The toolkit's functions that take floating data only (and whose values are compared
+#: within rounding: each backend's exp and log may differ in the last bit).
+TOOLKIT_FLOATING = tuple(
+    f"segment_{f}" for f in ("softmax", "log_softmax", "logsumexp", "var", "std")
+)
 
 #: (data shape, ids shape): a few, so that JAX compiles each once.
 _SEGMENT_BASES = [((4,), (4,)), ((4, 2), (4,)), ((2, 3), (2, 3)), ((2, 3, 2), (2, 3)),
@@ -665,6 +678,8 @@ def odd_segment_calls(draw: st.DrawFn, group: str) -> OddCall:
     n = draw(st.sampled_from([3, 3, 1, 0, 5]))
     sort = group == "tf.math.segment" or draw(st.booleans())
     data = _small_data(draw, shape, op.endswith("prod"))
+    if op in TOOLKIT_FLOATING and draw(st.integers(0, 3)):  # mostly data they take
+        data = data.astype(np.float32)
     # Never a huge positive id: under num_segments=None it would size a result no memory holds.
     ids = _index_forms(draw, _ids(draw, id_shape, n, sort), negative=True)
     spec: dict[str, Any] = {"data": Arr(data), "index": ids}

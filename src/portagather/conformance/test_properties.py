@@ -1,5 +1,7 @@
 """Calls drawn by hypothesis, checked against the plain-loop reference."""
 
+from typing import Any
+
 import pytest
 
 from . import strategies
@@ -32,3 +34,17 @@ def test_bad_indices(backend, repro, op, policy):
         check_call(backend, call)
 
     each_drawn(5, strategies.calls(op, batch=op in BATCHED, bad=True), check)
+
+
+@pytest.mark.cell("mixed")
+@pytest.mark.parametrize("op", OPS)
+def test_mixed_calls(backend, repro, op):
+    """Ranks up to 5 with zero-size axes, negative and default axes and batch_dims, every
+    policy and its aliases, data in float32, int16, bool and complex64 and indices in int8
+    to uint32 (those the backend holds), mostly valid index values."""
+
+    def check(drawn: tuple[Any, ...]) -> None:
+        op, data, indices, options, policy = drawn
+        check_call(backend, repro(Call(op, data, indices, {**options, "bad_indices": policy})))
+
+    each_drawn(25, strategies.mixed_calls(op, backend.dtypes, backend.index_dtypes), check)

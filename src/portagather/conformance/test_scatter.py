@@ -50,7 +50,11 @@ def test_valid_indices(backend, repro, op, reduce):
 @pytest.mark.cell("scatter policy:{policy}")
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("op", SCATTERS)
-def test_bad_indices(backend, repro, op, policy):
+def test_bad_indices(backend, mode, repro, op, policy):
+    """Every policy on drawn calls with bad indices, in every mode (eager; jit on JAX, where
+    ``"error"`` asks for checkify; lazy on Dask, where nothing is computed by the call and
+    ``"error"`` raises on compute)."""
+
     @drawn(6)
     @given(st.sampled_from(["update", "add", "max"]).flatmap(
         lambda reduce: strategies.scatter_calls(op, reduce, bad=True)
@@ -59,10 +63,10 @@ def test_bad_indices(backend, repro, op, policy):
         call.kwargs["bad_indices"] = policy
         repro(call)
         if policy != "unchecked":
-            check_call(backend, call)
+            check_call(backend, call, mode)
             return
         # Unchecked: what bad indices write is unspecified; the result is still params'.
-        out, data = call.run(backend)
+        out, data = call.run(backend, mode=mode)
         values = backend.to_numpy(out)
         assert values.shape == call.data.shape and out.dtype == data.dtype
 
@@ -335,7 +339,8 @@ def test_read_only_and_view_inputs(backend):
     assert not np.shares_memory(out, x)
 
 
-# Transformations: JAX jit (one XLA scatter), vmap and grad; PyTorch autograd; Dask laziness.
+# Transformations: JAX jit (one XLA scatter), vmap and grad; PyTorch autograd. Every policy
+# under jit and lazily on Dask is test_bad_indices in those modes (modes.py).
 
 TRACED = ("ignore", "clip", "wrap", "unchecked")
 # Duplicates, a dropped (ignored) or clipped bad index: each scatter's gradient case.
@@ -638,25 +643,6 @@ def test_torch_autograd(backend, op, reduce, kind):
     assert x.grad is not None and u.grad is not None
     assert np.allclose(backend.to_numpy(x.grad), want_data)
     assert np.allclose(backend.to_numpy(u.grad), want_updates)
-
-
-@pytest.mark.cell("scatter lazy")
-@pytest.mark.only("dask")
-@pytest.mark.parametrize("op", SCATTERS)
-def test_dask_stays_lazy_until_computed(backend: Backend, op):
-    """Nothing runs at call time; a bad index raises when the result is computed."""
-    from dask.callbacks import Callback
-
-    call = DUPLICATES[list(SCATTERS).index(op)]
-    bad = np.where(call.indices == 0, 7, call.indices)
-    ran: list[Any] = []
-    with Callback(pretask=lambda key, *_: ran.append(key)):
-        data, indices, updates = (backend.asarray(a) for a in (call.data, bad, call.updates))
-        args, kwargs = call.args(data, indices, updates)
-        lazy = getattr(pg, op)(*args, **kwargs)
-    assert ran == [], "the call computed something"
-    with pytest.raises(IndexError, match=r"= \[?7\]? "):
-        lazy.compute()
 
 
 def _extremes(dtype: str) -> npt.NDArray[Any]:

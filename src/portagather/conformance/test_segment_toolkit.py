@@ -358,3 +358,34 @@ def test_csr(backend, op, offsets, options):
                          reduce=op, **options)  # fmt: skip
     expected = reference.ref_csr_toolkit(data, offsets, op, **options)
     _close(backend, out, expected, backend.asarray(data), op)
+
+
+@pytest.mark.cell("segment toolkit torch.compile")
+@pytest.mark.only("torch")
+@pytest.mark.parametrize("op", OPS)
+def test_torch_compile(backend, op):
+    """Each function under ``torch.compile(fullgraph=True)`` (no graph break under a policy
+    that reads no value; ``aot_eager``, which traces forward and backward as Inductor's
+    front does), against the reference, with a gradient for the floating ones."""
+    import warnings
+
+    import torch
+    import torch._dynamo
+
+    function = getattr(pg, f"segment_{op}")
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda d, i: function(d, i, 2, bad_indices="clip"), fullgraph=True,
+                             backend="aot_eager")  # fmt: skip
+    data = torch.asarray(_GRAD_DATA, requires_grad=op in FLOATING)
+    with warnings.catch_warnings():
+        # Dynamo warns that it traces through array_api_compat's lru_cache wrappers.
+        warnings.filterwarnings("ignore", message=".*lru_cache.*", category=UserWarning)
+        out = compiled(data, torch.asarray(_GRAD_IDS))
+        expected = reference.ref_segment_toolkit(_GRAD_DATA, _GRAD_IDS, 2, op)
+        _close(backend, out, expected, data, op)
+        if op in FLOATING:
+            cotangent = _cotangent(op)
+            (out * torch.asarray(cotangent)).sum().backward()
+            want = _numerical_gradient(op, cotangent)
+            np.testing.assert_allclose(backend.to_numpy(data.grad), want, rtol=1e-6, atol=1e-8)
+    torch._dynamo.reset()

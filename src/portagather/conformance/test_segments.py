@@ -313,9 +313,9 @@ def _expected_gradient(reduce: str) -> npt.NDArray[np.float64]:
 
 @pytest.mark.cell("segments grad")
 @pytest.mark.only("jax")
-@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.modes("eager", "jit")
 @pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min"])
-def test_jax_grad(backend, reduce, jit):
+def test_jax_grad(backend, mode, reduce):
     import jax
     import jax.numpy as jnp
 
@@ -325,9 +325,7 @@ def test_jax_grad(backend, reduce, jit):
     def loss(x: Any) -> Any:
         return jnp.sum(weights * f(x, ids, 3, bad_indices="ignore"))
 
-    grad = (jax.jit(jax.grad(loss)) if jit else jax.grad(loss))(
-        backend.asarray(_GRAD_DATA, "float32")
-    )
+    grad = in_mode(jax.grad(loss), mode)(backend.asarray(_GRAD_DATA, "float32"))
     assert np.allclose(np.asarray(grad), _expected_gradient(reduce))
 
 
