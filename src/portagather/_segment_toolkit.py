@@ -191,9 +191,22 @@ class _Segments:
 
     def exp_sums(self, data: Any) -> tuple[Any, Any, Any]:
         """``(shift, shifted, sums)``: :meth:`shift`, and the sum of ``exp(shifted)`` in
-        each segment."""
+        each segment (both sums from one pass where the engine has a plan for it)."""
+        found = self.statistics("exp", data)
+        if found is not None:
+            xp, (largest, sums) = self.xp, found
+            largest = xp.where(xp.isfinite(largest), largest, xp.zeros_like(largest))
+            return largest, data - self.spread(largest), sums
         largest, shifted = self.shift(data)
         return largest, shifted, self.reduce(self.xp.exp(shifted), "sum")
+
+    def statistics(self, statistic: str, data: Any) -> tuple[Any, ...] | None:
+        """`statistic` of `data` in one pass, by the engine's own plan
+        (:attr:`~.engines.Engine.segment_statistics`: Dask's), or None where it has none."""
+        plan = self.engine.segment_statistics
+        if plan is None or not self.rows:
+            return None
+        return plan(statistic, data, self.ids, self.segments)
 
 
 def _log(xp: Any, x: Any) -> Any:
@@ -322,6 +335,10 @@ def _arg(data: Any, segment_ids: Any, num_segments: object, indices_are_sorted: 
     wide = seg.engine.wide_index_dtype(data)
     if not seg.rows:
         return _with_empty(seg, seg.no_rows(0, wide), empty_value)
+    found = seg.statistics(f"arg{reduce}", data)
+    if found is not None:  # (first positions, the int64 maximum where a segment is empty)
+        first = xp.astype(xp.minimum(found[1], xp.full_like(found[1], seg.rows)), wide)
+        return _with_empty(seg, seg.per_segment(first), empty_value)
     extreme = seg.spread(seg.reduce(data, reduce))
     hit = data == extreme
     if dtype_kind(xp, data.dtype) == "real floating":
@@ -413,11 +430,15 @@ def _var(
     xp, data = seg.xp, seg.data
     if not seg.rows:
         return _with_empty(seg, seg.no_rows(math.nan, data.dtype), empty_value)
-    count = seg.count()
-    total = seg.reduce(data, "sum")
-    mean = total / xp.astype(divisor(xp, count, total), data.dtype)
-    deviation = data - seg.spread(mean)
-    squares = seg.reduce(deviation * deviation, "sum")
+    found = seg.statistics("moments", data)
+    if found is not None:
+        count, _, squares = found
+    else:
+        count = seg.count()
+        total = seg.reduce(data, "sum")
+        mean = total / xp.astype(divisor(xp, count, total), data.dtype)
+        deviation = data - seg.spread(mean)
+        squares = seg.reduce(deviation * deviation, "sum")
     freedom = xp.astype(per_segment(xp, count, squares), data.dtype) - correction
     some = freedom > 0
     result = xp.where(some, squares / xp.where(some, freedom, xp.ones_like(freedom)),

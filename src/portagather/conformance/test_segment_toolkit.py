@@ -460,3 +460,30 @@ def test_checkify(backend, op):
     bad[3] = 7
     error, _ = checked(data, backend.asarray(bad))
     assert "segment_ids[3] = 7 is out of range [0, 2) (num_segments = 2)" in str(error.get())
+
+
+@pytest.mark.cell("segment toolkit Dask plans")
+@pytest.mark.only("dask")
+@pytest.mark.parametrize("op", [f"segment_{o}" for o in OPS])
+@pytest.mark.parametrize("policy", ["error", "ignore"])
+def test_dask_one_pass(backend, op, policy):
+    """On Dask, rows in several blocks (the inner axes whole): the statistics in one pass
+    (argmax and argmin as (extreme, first position) pairs, var and std as (count, mean,
+    squared deviations), the softmax family as (shift, sum of exps)), combined across
+    blocks in a tree, against the reference; ties and NaN across block boundaries."""
+    import dask.array as da
+
+    op = op[len("segment_") :]  # the matrix's row is the function's name
+    rng = np.random.default_rng(11)
+    data = rng.integers(-3, 4, size=(40, 3)).astype(np.float64)
+    data[[5, 27], 1] = np.nan
+    ids = rng.integers(0, 6, size=40)
+    if policy == "ignore":
+        ids[[3, 30]] = [-1, 9]
+    x = da.from_array(data, chunks=((7, 13, 1, 19), (3,)))
+    i = da.from_array(ids, chunks=((7, 13, 1, 19),))
+    out = getattr(pg, f"segment_{op}")(x, i, 6, bad_indices=policy)
+    names = {str(key[0] if isinstance(key, tuple) else key) for key in out.__dask_graph__()}
+    assert any(name.startswith("_partial") for name in names), sorted(names)[:8]
+    want = reference.ref_segment_toolkit(data, ids, 6, op, policy)
+    _close(backend, out, want, x, op)

@@ -52,6 +52,14 @@ class Engine:
     #: ``(result, count)``, the rows per segment (int64) where `counting`, else None; or None
     #: where the plan does not serve these arrays.
     segment_plan: Callable[..., tuple[Any, Any] | None] | None = None
+    #: The segment toolkit's statistics in one pass by a plan of this engine's own, or None
+    #: (the toolkit's steps of one reduction each run): ``segment_statistics(statistic,
+    #: data, ids, segments)`` with valid vector `ids` gives, per segment, ``"argmax"`` /
+    #: ``"argmin"``: (the extreme, its first position, int64; the int64 maximum where empty),
+    #: ``"moments"``: (count, mean, sum of squared deviations), ``"exp"``: (the largest value,
+    #: the sum of ``exp(x - shift)`` with shift the largest where finite, else 0); or None
+    #: where the plan does not serve these arrays.
+    segment_statistics: Callable[..., tuple[Any, ...] | None] | None = None
 
     def __init__(self, xp: Any) -> None:
         self.xp = xp

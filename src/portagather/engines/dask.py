@@ -28,6 +28,7 @@ from .dask_segments import (
     segment_partials,
     sorted_segments,
 )
+from .dask_statistics import segment_statistics
 
 
 class DaskEngine(Engine):
@@ -86,6 +87,12 @@ class DaskEngine(Engine):
         ):
             return scatter_partials(data, flat, updates, reduce)
         return routed_scatter(data, flat, updates, reduce, promises)
+
+    def segment_statistics(
+        self, statistic: str, data: Any, ids: Any, segments: int
+    ) -> tuple[Any, ...] | None:
+        """The one-pass partial plan (``dask_statistics``) where its partials fit a task."""
+        return segment_statistics(statistic, data, ids, segments)
 
     def segment_plan(
         self, data: Any, ids: Any, num_segments: int, reduce: str, identity: int | float,
