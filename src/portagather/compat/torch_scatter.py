@@ -794,7 +794,12 @@ def gather_coo(src: Any, index: Any, out: Any = None) -> Any:
 # -- segment_csr ---------------------------------------------------------------------------------
 
 
-def _csr_layout(function: str, src: Any, indptr: Any) -> tuple[Any, _Csr, Any]:
+def _checked_indptr(
+    function: str, src: Any, indptr: Any
+) -> tuple[Any, Any, tuple[int, ...], tuple[int, ...], int]:
+    """``(xp, indptr, src.shape, indptr.shape, dim)``: `indptr` as an index array of `src`'s
+    namespace, of 1 to ``src.dim()`` dimensions, each leading one of size 1 or `src`'s; the
+    offsets split `src` along `dim`, its last axis."""
     xp = _namespace(src, function)
     indptr = _index_array(xp, indptr, src, "indptr", function)
     shape, line = _shape(src), _shape(indptr)
@@ -809,6 +814,11 @@ def _csr_layout(function: str, src: Any, indptr: Any) -> tuple[Any, _Csr, Any]:
             f"1 or src's; got indptr.shape = {line} and src.shape = {shape}"
         )
         raise ValueError(msg)
+    return xp, indptr, shape, line, dim
+
+
+def _csr_layout(function: str, src: Any, indptr: Any) -> tuple[Any, _Csr, Any]:
+    xp, indptr, shape, line, dim = _checked_indptr(function, src, indptr)
     if line[:dim] != shape[:dim]:
         indptr = xp.broadcast_to(indptr, (*shape[:dim], line[dim]))
     return xp, _Csr(xp, engine_for(xp), shape, indptr), indptr
@@ -892,20 +902,7 @@ def gather_csr(src: Any, indptr: Any, out: Any = None) -> Any:
     (``indptr.flatten()[-1]``, read now), or `out`'s."""
     function = "gather_csr"
     with _renamed(function, _CSR_NAMES):
-        xp = _namespace(src, function)
-        indptr = _index_array(xp, indptr, src, "indptr", function)
-        shape, line = _shape(src), _shape(indptr)
-        dim = len(line) - 1
-        if (
-            dim < 0
-            or dim >= len(shape)
-            or any(a not in (1, b) for a, b in zip(line[:dim], shape[:dim], strict=True))
-        ):
-            msg = (
-                f"{function}: indptr must have 1 to src.dim() dimensions, each leading one of "
-                f"size 1 or src's; got indptr.shape = {line} and src.shape = {shape}"
-            )
-            raise ValueError(msg)
+        xp, indptr, shape, line, dim = _checked_indptr(function, src, indptr)
         segments = max(line[dim] - 1, 0)
         if shape[dim] not in (0, segments):
             msg = (
