@@ -53,10 +53,6 @@ __all__ = [
 ]
 
 
-#: The most rows of a call whose steps run by keyed routes (:attr:`_Segments.keyed`).
-_KEYED_ROWS = 256
-
-
 class _Segments:
     """One checked toolkit call: the data, the ids made valid once (``[0, n)``, or ``n`` for
     a row the policy drops), and the two steps everything else is made of: a reduction of
@@ -104,12 +100,12 @@ class _Segments:
             self.dropping = True
             valid = self.xp.where(components.keep, valid, self.xp.full_like(valid, self.n))
         self.ids, self.bad = valid, components.bad
-        # A small call of an engine that keys its calls: each step by its own keyed route,
-        # whose backend kernel takes the valid ids as they are (no plan made per call).
+        # An engine whose gathers and scatters check bounds themselves, outside a trace:
+        # each step by its own keyed route, whose backend kernel takes the valid ids as they
+        # are (PyTorch's scatter_reduce_ / index_add_ / index_select at every size, NumPy's
+        # indexing for a small call), with no plan made per call.
         self.keyed = (
-            self.rows <= _KEYED_ROWS
-            and self.engine.array_type is not None
-            and self.engine.route_keys((data, valid)) is not None
+            self.engine.gathers_checked and self.engine.route_keys((data, valid)) is not None
         )
 
     @property
@@ -189,16 +185,18 @@ class _Segments:
         largest = xp.where(xp.isfinite(largest), largest, xp.zeros_like(largest))
         return largest, data - self.spread(largest)
 
-    def exp_sums(self, data: Any) -> tuple[Any, Any, Any]:
-        """``(shift, shifted, sums)``: :meth:`shift`, and the sum of ``exp(shifted)`` in
-        each segment (both sums from one pass where the engine has a plan for it)."""
+    def exp_sums(self, data: Any) -> tuple[Any, Any, Any, Any]:
+        """``(shift, shifted, exps, sums)``: :meth:`shift`, ``exp(shifted)`` (None where the
+        sums came from the engine's one-pass plan, which keeps no exps), and the sum of
+        ``exp(shifted)`` in each segment."""
         found = self.statistics("exp", data)
         if found is not None:
             xp, (largest, sums) = self.xp, found
             largest = xp.where(xp.isfinite(largest), largest, xp.zeros_like(largest))
-            return largest, data - self.spread(largest), sums
+            return largest, data - self.spread(largest), None, sums
         largest, shifted = self.shift(data)
-        return largest, shifted, self.reduce(self.xp.exp(shifted), "sum")
+        exps = self.xp.exp(shifted)
+        return largest, shifted, exps, self.reduce(exps, "sum")
 
     def statistics(self, statistic: str, data: Any) -> tuple[Any, ...] | None:
         """`statistic` of `data` in one pass, by the engine's own plan
@@ -266,8 +264,10 @@ def segment_softmax(
                     "segment_softmax")  # fmt: skip
     if not seg.rows:
         return seg.checked(seg.xp.asarray(seg.data, copy=True))
-    _, shifted, sums = seg.exp_sums(seg.data)
-    return seg.per_row(seg.xp.exp(shifted) / seg.spread(sums), 0.0)
+    _, shifted, exps, sums = seg.exp_sums(seg.data)
+    if exps is None:
+        exps = seg.xp.exp(shifted)
+    return seg.per_row(exps / seg.spread(sums), 0.0)
 
 
 def segment_log_softmax(
@@ -288,7 +288,7 @@ def segment_log_softmax(
                     "segment_log_softmax")  # fmt: skip
     if not seg.rows:
         return seg.checked(seg.xp.asarray(seg.data, copy=True))
-    _, shifted, sums = seg.exp_sums(seg.data)
+    _, shifted, _, sums = seg.exp_sums(seg.data)
     return seg.per_row(shifted - seg.spread(_log(seg.xp, sums)), -math.inf)
 
 
@@ -319,7 +319,7 @@ def segment_logsumexp(
     if not seg.rows:
         result = seg.no_rows(-math.inf, seg.data.dtype)
     else:
-        largest, _, sums = seg.exp_sums(seg.data)
+        largest, _, _, sums = seg.exp_sums(seg.data)
         result = seg.per_segment(_log(seg.xp, sums) + largest)
     return _with_empty(seg, result, empty_value)
 
