@@ -36,6 +36,7 @@ from ._arrays import (
     per_segment,
     reduction_identity,
 )
+from ._errors import raise_first_bad
 from ._indices import Components, normalize
 from ._plan import plan_segments
 from ._segment import filled_empty
@@ -493,20 +494,24 @@ def segment_std(
                 empty_value, "segment_std")  # fmt: skip
 
 
-def _ones_for(segment_ids: Any, name: str) -> tuple[Any, Any]:
-    """``(ones, ids)``: ones of the widest integer dtype shaped like `segment_ids`, in its
-    namespace and on its device (NumPy for Python values), and the ids as given."""
+def _index_array(segment_ids: Any, name: str) -> Any:
+    """`segment_ids` as an array: as it is, or NumPy's for Python values (a TypeError naming
+    `name` for what no index holds)."""
     if is_array(segment_ids):
-        xp = aac.array_namespace(segment_ids)
-        from .engines import engine_for
+        return segment_ids
+    return python_values(segment_ids, name, text=False)
 
-        wide = engine_for(xp).wide_index_dtype(segment_ids)
-        shape = tuple(segment_ids.shape)
-        if any(size is None or (isinstance(size, float) and math.isnan(size)) for size in shape):
-            return xp.ones_like(segment_ids, dtype=wide), segment_ids
-        return xp.ones(shape, dtype=wide, device=device_for_new(segment_ids)), segment_ids
-    values = python_values(segment_ids, name, text=False)
-    return np.ones(values.shape, dtype=np.int64), segment_ids
+
+def _ones_like(ids: Any) -> Any:
+    """Ones of the widest integer dtype shaped like `ids`, in its namespace, on its device."""
+    xp = aac.array_namespace(ids)
+    from .engines import engine_for
+
+    wide = engine_for(xp).wide_index_dtype(ids)
+    shape = tuple(ids.shape)
+    if any(size is None or (isinstance(size, float) and math.isnan(size)) for size in shape):
+        return xp.ones_like(ids, dtype=wide)
+    return xp.ones(shape, dtype=wide, device=device_for_new(ids))
 
 
 def segment_count(
@@ -523,9 +528,14 @@ def segment_count(
     >>> pg.segment_count([0, 0, 2, 0])
     array([3, 0, 1])
     """
-    ones, ids = _ones_for(segment_ids, "segment_ids")
+    ids = _index_array(segment_ids, "segment_ids")
+    if bad_indices == "error" and indices_are_sorted is False and num_segments is not None:
+        counted = _counted(ids, ids, int_argument(num_segments, "num_segments"),
+                           "segment_count", False)  # fmt: skip
+        if counted is not None:
+            return counted
     return segment_reduce(
-        ones, ids, num_segments, "sum", indices_are_sorted=indices_are_sorted,
+        _ones_like(ids), segment_ids, num_segments, "sum", indices_are_sorted=indices_are_sorted,
         bad_indices=bad_indices, function="segment_count",
     )  # fmt: skip
 
@@ -561,32 +571,59 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
         if length < minlength:
             msg = f"length must be >= minlength; got length={length} and minlength={minlength}"
             raise ValueError(msg)
-    ones, ids = _ones_for(x, "x")
-    if is_array(ids) and dtype_kind(aac.array_namespace(ids), ids.dtype) not in _INTEGERS:
+    ids = _index_array(x, "x")
+    if dtype_kind(aac.array_namespace(ids), ids.dtype) not in _INTEGERS:
         msg = f"x must have an integer dtype; got {dtype_name(ids.dtype)}"
         raise TypeError(msg)  # (before the shape, in the one order)
-    if ones.ndim != 1:
-        msg = f"x must be 1-dimensional; got an array of shape {tuple(ones.shape)}"
+    if ids.ndim != 1:
+        msg = f"x must be 1-dimensional; got an array of shape {tuple(ids.shape)}"
         raise ValueError(msg)
-    data = ones if weights is None else weights
+    weighted = weights is not None
+    counted = _counted(weights if weighted else ids, ids, length, "bincount", weighted, minlength)
+    if counted is not None:
+        return counted
     if length is None:
-        length = _count_length(ids, minlength)
-    return segment_reduce(data, ids, length, "sum", function="bincount")
+        length = max(_value_range(ids)[1] + 1, minlength)
+    data = weights if weighted else _ones_like(ids)
+    given = x if is_array(x) else ids
+    return segment_reduce(data, given, length, "sum", function="bincount")
 
 
 _INTEGERS = ("signed integer", "unsigned integer")
 
 
-def _count_length(x: Any, minlength: int) -> int:
-    """``max(max(x) + 1, minlength)``, read now; a ValueError where the values cannot be
-    read (the length must then be given)."""
+def _counted(
+    data: Any, ids: Any, length: int | None, function: str, weighted: bool, minlength: int = 0
+) -> Any | None:  # fmt: skip
+    """The counts of `ids` (weighted by `data` where `weighted`; else `data` stands for the
+    data in the checks, and no ones are made) into `length` bins (None: ``max(ids) + 1``, at
+    least `minlength`) by the backend's own ``bincount``, whose own check of the values
+    stands in for ours (:meth:`~.engines.Engine.counted`), after the checks of `function`'s
+    checked call; a bad value raises as ``"error"`` names it. None where the backend has no
+    ``bincount`` or the values cannot be read now (the segment sum runs)."""
+    planned = length if length is not None else minlength
+    call, data, ids = segment_call(data, ids, planned, "sum", False, "error", function, False,
+                                   False)  # fmt: skip
+    engine, xp = call.route.engine, call.route.xp
+    if not engine.counts or call.access != "now" or (weighted and data.ndim != 1):
+        return None
+    flat = ids if ids.ndim == 1 else xp.reshape(ids, (-1,))
+    counts = engine.counted(flat, minlength, length, data if weighted else None)
+    if counts is not None:
+        return counts
+    # A value out of range: found and named as the checks name it, against the length.
+    n = length if length is not None else max(engine.value_range(ids)[1] + 1, minlength)
+    report = plan_segments((n,), tuple(ids.shape), call.route.ids_name).report
+    raise_first_bad(xp, (ids < 0) | (ids >= n), ids, report, engine.read_int)
+    return None  # (not reached)
+
+
+def _value_range(x: Any) -> tuple[int, int]:
+    """``(min(x), max(x))``, read now (``(0, -1)`` for no value); a ValueError where the
+    values cannot be read (``bincount``'s length must then be given)."""
     from .engines import engine_for
 
-    if not is_array(x):
-        values = python_values(x, "x", text=False)
-        return max(int(values.max()) + 1 if values.size else 0, minlength)
-    xp = aac.array_namespace(x)
-    engine = engine_for(xp)
+    engine = engine_for(aac.array_namespace(x))
     if engine.index_access(x) != "now":
         msg = (
             "bincount(length=None) reads max(x) + 1, which cannot be read here (under jit, on "
@@ -594,5 +631,5 @@ def _count_length(x: Any, minlength: int) -> int:
         )
         raise ValueError(msg)
     if not math.prod(x.shape):
-        return minlength
-    return max(engine.value_range(x)[1] + 1, minlength)
+        return 0, -1
+    return engine.value_range(x)

@@ -52,6 +52,8 @@ class Engine:
     #: ``(result, count)``, the rows per segment (int64) where `counting`, else None; or None
     #: where the plan does not serve these arrays.
     segment_plan: Callable[..., tuple[Any, Any] | None] | None = None
+    #: Whether :meth:`counted` may answer (the backend has a ``bincount`` of its own).
+    counts = False
     #: The segment toolkit's statistics in one pass by a plan of this engine's own, or None
     #: (the toolkit's steps of one reduction each run): ``segment_statistics(statistic,
     #: data, ids, segments)`` with valid vector `ids` gives, per segment, ``"argmax"`` /
@@ -139,6 +141,15 @@ class Engine:
         """A new array of `shape` filled with `value`, beside array `like` (the result of a
         reduction of `like` along its leading axes)."""
         return self.xp.full(shape, value, dtype=dtype, device=device_for_new(like))
+
+    def counted(self, x: Any, minlength: int, length: int | None, weights: Any) -> Any | None:
+        """The backend's own ``bincount`` of vector `x` into `length` bins (None: ``max(x) +
+        1``, at least `minlength`), weighted by `weights` (None: counts in the widest integer
+        dtype) with the result in the weights' dtype; None where a value of `x` is negative
+        or not below `length` (the backend's own check stands in for portagather's, which
+        then names it), or where the backend's kernel does not take these arrays. Asked
+        only where :attr:`counts`."""
+        return None
 
     def without_gradient(self, x: Any) -> Any:
         """`x` cut from the autograd graph (a segment's shift in a softmax, which cancels);

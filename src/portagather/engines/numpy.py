@@ -62,6 +62,22 @@ class NumPyEngine(Engine):
     def reads_range_freely(self, x: Any) -> bool:
         return bool(x.size <= self.SMALL)
 
+    counts = True
+
+    def counted(self, x: Any, minlength: int, length: int | None, weights: Any) -> Any | None:
+        # np.bincount sums weights in float64 (rounded once to their dtype here), and
+        # refuses a negative value itself; a value past the length makes a longer result.
+        if weights is not None and weights.dtype.kind not in "fiu":
+            return None
+        try:
+            counts = np.bincount(x.astype(np.intp, copy=False), weights,
+                                 minlength=minlength if length is None else length)  # fmt: skip
+        except ValueError:
+            return None
+        if length is not None and counts.shape[0] > length:
+            return None
+        return counts if weights is None else counts.astype(weights.dtype, copy=False)
+
     def value_range(self, x: Any) -> tuple[int, int]:
         if x.size <= self.SMALL:
             values = x.ravel().tolist()

@@ -77,6 +77,23 @@ class TorchEngine(Engine):
     def clamp(self, values: Any, low: int, high: int) -> Any:
         return torch.clamp(values, low, high)
 
+    counts = True
+
+    def counted(self, x: Any, minlength: int, length: int | None, weights: Any) -> Any | None:
+        # torch.bincount refuses a negative value itself (its RuntimeError); a value past
+        # the length makes a longer result. No kernel for integer weights; float16 weights
+        # sum in float64 (rounded once to their dtype here).
+        if compiling() or (weights is not None and not weights.dtype.is_floating_point):
+            return None
+        try:
+            counts = torch.bincount(x.to(torch.int64), weights,
+                                    minlength=minlength if length is None else length)  # fmt: skip
+        except RuntimeError:
+            return None
+        if length is not None and counts.shape[0] > length:
+            return None
+        return counts if weights is None else counts.to(weights.dtype)
+
     def value_range(self, x: Any) -> tuple[int, int]:
         if torch.compiler.is_compiling():
             # Under torch.compile this raise breaks the graph, and the frame runs eagerly
