@@ -340,9 +340,10 @@ def _arg(data: Any, segment_ids: Any, num_segments: object, indices_are_sorted: 
     if found is not None:  # (first positions, the int64 maximum where a segment is empty)
         first = xp.astype(xp.minimum(found[1], xp.full_like(found[1], seg.rows)), wide)
         return _with_empty(seg, seg.per_segment(first), empty_value)
-    extreme = seg.spread(seg.reduce(data, reduce))
+    table = seg.reduce(data, reduce)
+    extreme = seg.spread(table)
     hit = data == extreme
-    if dtype_kind(xp, data.dtype) == "real floating":
+    if dtype_kind(xp, data.dtype) == "real floating" and _may_hold_nan(seg, table):
         # A NaN makes its segment's extreme NaN (the segment reductions' rule), so every NaN
         # row is a hit of its segment, and the first wins, as in NumPy's argmax.
         hit = hit | xp.isnan(data)
@@ -355,6 +356,15 @@ def _arg(data: Any, segment_ids: Any, num_segments: object, indices_are_sorted: 
     # An empty segment holds the min's identity (the dtype's largest): the row count instead.
     first = xp.minimum(first, xp.full_like(first, seg.rows))
     return _with_empty(seg, seg.per_segment(first), empty_value)
+
+
+def _may_hold_nan(seg: _Segments, table: Any) -> bool:
+    """Whether the rows may hold a NaN, from their segments' extremes (`table`), which hold
+    one wherever a row does: False only where those are read now, cheaply, and hold none
+    (a pass over the rows saved); True where they cannot be read (under a trace)."""
+    if seg.engine.index_access(table) != "now" or not seg.engine.reads_cheaply(table):
+        return True
+    return bool(seg.xp.any(seg.xp.isnan(table)))
 
 
 def segment_argmax(
