@@ -69,7 +69,7 @@ from ._arrays import (
 )
 from ._errors import raise_first_bad
 from ._indices import normalize_policy, resolve_default, to_wide
-from ._plan import GatherPlan, Offsets, plan_segments
+from ._plan import GatherPlan, Offsets, plan_segments, symbolic_size
 from ._scatter import NO_PROMISES, ScatterPromises
 from .engines import KEYED_ENGINES, Engine, engine_for
 
@@ -482,13 +482,16 @@ def _scatters(route: SegmentRoute, ids: Any, policy: str) -> SegmentScatters:
     if too_large:
         policy = "ignore"
     reduce, id_shape, sorted_ids = SEGMENT_SCATTERS[route.reduce], ids.shape, route.ids_sorted
-    scatter = _segment_route(
+    # A symbolic size (torch.export's dynamic dimensions) cannot be hashed: no cache then.
+    symbolic = any(symbolic_size(s) for s in id_shape)
+    make = _segment_route.__wrapped__ if symbolic else _segment_route
+    scatter = make(
         xp, engine, route.result_shape, tuple(id_shape), ids.dtype, policy, reduce,
         route.dtype, sorted_ids, route.ids_name,
     )  # fmt: skip
     count = None
     if route.counting:
-        count = _segment_route(
+        count = make(
             xp, engine, (route.num_segments,), tuple(id_shape), ids.dtype, policy, "add",
             engine.wide_index_dtype(ids), sorted_ids,
         )  # fmt: skip
@@ -1084,9 +1087,10 @@ def check_sorted_vector(xp: Any, engine: Engine, ids: Any, function: str) -> Non
 
 
 def static_shape(x: Any, name: str) -> tuple[int, ...]:
-    """The shape as Python ints; every gather here is planned from static shapes."""
+    """The shape as Python ints, where a symbolic size (``torch.export``'s dynamic
+    dimension) stays one; every gather here is planned from these shapes."""
     shape = tuple(x.shape)
-    if all(type(s) is int for s in shape):
+    if all(type(s) is int or symbolic_size(s) for s in shape):
         return shape
     if any(s is None for s in shape):
         msg = (

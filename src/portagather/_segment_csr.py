@@ -99,9 +99,11 @@ def _ids_from_host(checked: CsrRoute, offsets: Any) -> tuple[Any, str] | None:
     bad offset under ``"error"``)."""
     shape, axis, engine = checked.shape, checked.axis, checked.engine
     n, batches = shape[axis], math.prod(shape[:axis])
-    if batches * n > _HOST_ROWS or engine.array_type is None:  # (NumPy's and torch's tolist)
+    if engine.array_type is None:  # (NumPy's and torch's tolist)
         return None
     if engine.index_access(offsets) != "now" or not engine.reads_cheaply(offsets):
+        return None  # (first: under torch.export the size below is symbolic)
+    if batches * n > _HOST_ROWS:
         return None
     line, segments = checked.offsets_shape[-1], checked.segments
     values = offsets.reshape(-1).tolist()
