@@ -653,9 +653,12 @@ SEGMENT_SCATTERS = {"sum": "add", "mean": "add", "max": "max", "min": "min", "pr
 
 
 def _num_segments_argument(value: object) -> int | None:
-    """`num_segments` as a Python int >= 0, or None (read from the ids)."""
+    """`num_segments` as a Python int >= 0 (a symbolic size as it is), or None (read from the
+    ids)."""
     if value is None:
         return None
+    if symbolic_size(value):  # a dynamic size under torch.export: kept, as the shapes are
+        return value  # type: ignore[return-value]
     if not isinstance(value, bool):
         try:
             number = operator.index(value)  # type: ignore[arg-type]
@@ -1414,6 +1417,8 @@ def check_num_segments(
     JAX without x64), or more result rows than ``2**63 - 1`` bytes hold (NumPy's and
     PyTorch's limit on an array's size), counting each row at least 8 bytes (the count of
     the mean, the sorts' positions)."""
+    if symbolic_size(count):  # torch.export's dynamic size: an array of it exists already
+        return
     info = xp.iinfo(engine.wide_index_dtype(data))
     largest = int(info.max)
     inner = tuple(data.shape[id_rank:])

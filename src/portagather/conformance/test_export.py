@@ -21,10 +21,12 @@ from . import reference
 
 Arrays = list[npt.NDArray[Any]]
 
-#: Where each test traces its call (``n`` rows of the index, ``m`` of the data), and the other
-#: sizes its exported program runs at (the smallest that the dimensions allow among them).
+#: Where each test traces its call (``n`` rows of the index, ``m`` of the data; for
+#: ``segment_csr``, ``n`` rows into ``m + 1`` segments), and the other sizes its exported
+#: program runs at: an empty index and one of one row among them (the data keeps a row:
+#: nothing can be clipped or wrapped into an empty axis).
 TRACED = (10, 7)
-RUNS = ((13, 9), (2, 2), (31, 3))
+RUNS = ((13, 9), (2, 2), (31, 3), (1, 1), (0, 3))
 
 #: Every policy, and TensorFlow's default; only ``"error"`` reads index values.
 POLICIES = ("error", "ignore", "clip", "wrap", "unchecked", "")
@@ -61,7 +63,7 @@ def _indices(
     if policy in ("unchecked", "error"):
         return rng.integers(0, n, size=shape)
     values = rng.integers(-3, n + 3, size=shape)
-    values.flat[:2] = [-1, n]  # always one bad value on each side
+    values.flat[:2] = [-1, n][: values.size]  # one bad value on each side, where there is room
     return values
 
 
@@ -159,10 +161,11 @@ def _segment_case(op: str, policy: str, n: int, rng: np.random.Generator) -> Cas
     )  # fmt: skip
 
 
-def _csr_case(reduce: str, policy: str, n: int, rng: np.random.Generator) -> Case:
-    """``segment_csr`` of `n` rows of 3 (the data's dynamic size) split by 4 offsets: rows
-    before the first offset and after the last are in no segment; one segment is empty."""
-    offsets = np.array([1, 1, n // 2, n - 1])
+def _csr_case(reduce: str, policy: str, n: int, m: int, rng: np.random.Generator) -> Case:
+    """``segment_csr`` of `n` rows of 3 split into ``m + 1`` segments by sorted offsets, both
+    sizes dynamic: rows before the first offset and after the last are in no segment, and
+    repeated offsets make empty segments."""
+    offsets = np.sort(rng.integers(0, n + 1, size=m + 2))
     expected = reference.ref_segment_csr if reduce in SEGMENT_REDUCTIONS else None
 
     def want(d: Any, o: Any) -> npt.NDArray[Any]:
@@ -172,12 +175,18 @@ def _csr_case(reduce: str, policy: str, n: int, rng: np.random.Generator) -> Cas
 
     return Case(
         lambda d, o: pg.segment_csr(d, o, reduce=reduce, bad_indices=policy),
-        [_data(rng, n, 3), offsets], [{0: "n"}, {}], want,
+        [_data(rng, n, 3), offsets], [{0: "n"}, {0: "k"}], want,
     )  # fmt: skip
 
 
+#: The smallest size of each dynamic axis: any, but for the offsets' ``k``, from 3 (two
+#: segments): torch's own check that a new array of ``k - 1`` rows is contiguous would fix a
+#: size of one row.
+SMALLEST = {"n": 0, "m": 0, "k": 3}
+
+
 def _export(case: Case) -> Any:
-    """The exported program of `case`'s call, each named axis a ``Dim`` (from 2)."""
+    """The exported program of `case`'s call, each named axis a ``Dim`` (:data:`SMALLEST`)."""
     import torch
     from torch.export import Dim, export
 
@@ -185,7 +194,7 @@ def _export(case: Case) -> Any:
         def forward(self, *arrays: Any) -> Any:
             return case.function(*arrays)
 
-    dims = {name: Dim(name, min=2) for name in ("n", "m")}
+    dims = {name: Dim(name, min=smallest) for name, smallest in SMALLEST.items()}
     dynamic = tuple({axis: dims[name] for axis, name in d.items()} for d in case.dims)
     return export(Call(), tuple(map(torch.asarray, case.arrays)), dynamic_shapes=(dynamic,))
 
@@ -246,8 +255,8 @@ def test_segments(op, policy):
 @pytest.mark.parametrize("reduce", ["sum", "mean", "max", "softmax", "argmax", "std"])
 @pytest.mark.usefixtures("backend")
 def test_segment_csr(reduce, policy):
-    """Offsets always valid (under ``"unchecked"`` they must be)."""
-    _check(lambda n, _, rng: _csr_case(reduce, policy, n, rng), policy)
+    """Offsets always valid (under ``"unchecked"`` they must be), their number dynamic."""
+    _check(lambda n, m, rng: _csr_case(reduce, policy, n, m, rng), policy)
 
 
 @pytest.mark.cell("torch.export")
