@@ -30,6 +30,7 @@ RUNS = ((13, 9), (2, 2), (31, 3), (1, 1), (0, 3))
 
 #: Every policy, and TensorFlow's default; only ``"error"`` reads index values.
 POLICIES = ("error", "ignore", "clip", "wrap", "unchecked", "")
+POLICY_IDS = [p or "default" for p in POLICIES]
 
 #: The text of portagather's error under ``"error"``.
 REFUSED = r'bad_indices="error" reads index values.*torch\.export.*"clip"'
@@ -199,14 +200,14 @@ def _export(case: Case) -> Any:
     return export(Call(), tuple(map(torch.asarray, case.arrays)), dynamic_shapes=(dynamic,))
 
 
-def _check(make: Callable[[int, int, np.random.Generator], Case], policy: str) -> None:
+def _check(make: Callable[[int, int, np.random.Generator], Case], refused: bool) -> None:
     """Export the call of `make` at :data:`TRACED` sizes, then run the program at each of
-    :data:`RUNS` against the reference; under ``"error"``, the export raises."""
+    :data:`RUNS` against the reference; where `refused` (``"error"``), the export raises."""
     import torch
 
     rng = np.random.default_rng(38)
     traced = make(*TRACED, rng)
-    if policy == "error":
+    if refused:
         with pytest.raises(ValueError, match=REFUSED):
             _export(traced)
         return
@@ -223,30 +224,30 @@ def _check(make: Callable[[int, int, np.random.Generator], Case], policy: str) -
 
 @pytest.mark.cell("torch.export policy:{policy}")
 @pytest.mark.only("torch")
-@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("policy", POLICIES, ids=POLICY_IDS)
 @pytest.mark.parametrize("op", ["gather_nd", "gather", "gather_d", "take_along_axis"])
 @pytest.mark.usefixtures("backend")
 def test_gathers(op, policy):
-    _check(lambda n, m, rng: _gather_case(op, policy, n, m, rng), policy)
+    _check(lambda n, m, rng: _gather_case(op, policy, n, m, rng), policy == "error")
 
 
 @pytest.mark.cell("torch.export policy:{policy}")
 @pytest.mark.only("torch")
-@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("policy", POLICIES, ids=POLICY_IDS)
 @pytest.mark.parametrize("reduce", ["update", "add", "max"])
 @pytest.mark.parametrize("op", ["scatter_nd", "scatter_d", "put_along_axis"])
 @pytest.mark.usefixtures("backend")
 def test_scatters(op, reduce, policy):
-    _check(lambda n, m, rng: _scatter_case(op, reduce, policy, n, m, rng), policy)
+    _check(lambda n, m, rng: _scatter_case(op, reduce, policy, n, m, rng), policy == "error")
 
 
 @pytest.mark.cell("torch.export policy:{policy}")
 @pytest.mark.only("torch")
-@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("policy", POLICIES, ids=POLICY_IDS)
 @pytest.mark.parametrize("op", [*SEGMENT_REDUCTIONS, *TOOLKIT, "count"])
 @pytest.mark.usefixtures("backend")
 def test_segments(op, policy):
-    _check(lambda n, _, rng: _segment_case(op, policy, n, rng), policy)
+    _check(lambda n, _, rng: _segment_case(op, policy, n, rng), policy == "error")
 
 
 @pytest.mark.cell("torch.export policy:{policy}")
@@ -256,7 +257,7 @@ def test_segments(op, policy):
 @pytest.mark.usefixtures("backend")
 def test_segment_csr(reduce, policy):
     """Offsets always valid (under ``"unchecked"`` they must be), their number dynamic."""
-    _check(lambda n, m, rng: _csr_case(reduce, policy, n, m, rng), policy)
+    _check(lambda n, m, rng: _csr_case(reduce, policy, n, m, rng), policy == "error")
 
 
 @pytest.mark.cell("torch.export")
@@ -285,4 +286,4 @@ def test_bincount(weighted):
                         [{0: "n"}, {0: "n"}], expected)  # fmt: skip
         return Case(lambda x: pg.bincount(x, length=6), [x], [{0: "n"}], expected)
 
-    _check(make, "clip")
+    _check(make, refused=False)
