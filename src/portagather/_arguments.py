@@ -69,7 +69,7 @@ from ._arrays import (
 )
 from ._errors import raise_first_bad
 from ._indices import normalize_policy, resolve_default, to_wide
-from ._plan import GatherPlan, Offsets, plan_segments
+from ._plan import GatherPlan, Offsets, plan_segments, symbolic_size
 from ._scatter import NO_PROMISES, ScatterPromises
 from .engines import KEYED_ENGINES, Engine, engine_for
 
@@ -482,13 +482,16 @@ def _scatters(route: SegmentRoute, ids: Any, policy: str) -> SegmentScatters:
     if too_large:
         policy = "ignore"
     reduce, id_shape, sorted_ids = SEGMENT_SCATTERS[route.reduce], ids.shape, route.ids_sorted
-    scatter = _segment_route(
+    # A symbolic size (torch.export's dynamic dimensions) cannot be hashed: no cache then.
+    symbolic = any(symbolic_size(s) for s in id_shape)
+    make = _segment_route.__wrapped__ if symbolic else _segment_route
+    scatter = make(
         xp, engine, route.result_shape, tuple(id_shape), ids.dtype, policy, reduce,
         route.dtype, sorted_ids, route.ids_name,
     )  # fmt: skip
     count = None
     if route.counting:
-        count = _segment_route(
+        count = make(
             xp, engine, (route.num_segments,), tuple(id_shape), ids.dtype, policy, "add",
             engine.wide_index_dtype(ids), sorted_ids,
         )  # fmt: skip
@@ -650,9 +653,12 @@ SEGMENT_SCATTERS = {"sum": "add", "mean": "add", "max": "max", "min": "min", "pr
 
 
 def _num_segments_argument(value: object) -> int | None:
-    """`num_segments` as a Python int >= 0, or None (read from the ids)."""
+    """`num_segments` as a Python int >= 0 (a symbolic size as it is), or None (read from the
+    ids)."""
     if value is None:
         return None
+    if symbolic_size(value):  # a dynamic size under torch.export: kept, as the shapes are
+        return value  # type: ignore[return-value]
     if not isinstance(value, bool):
         try:
             number = operator.index(value)  # type: ignore[arg-type]
@@ -1084,9 +1090,10 @@ def check_sorted_vector(xp: Any, engine: Engine, ids: Any, function: str) -> Non
 
 
 def static_shape(x: Any, name: str) -> tuple[int, ...]:
-    """The shape as Python ints; every gather here is planned from static shapes."""
+    """The shape as Python ints, where a symbolic size (``torch.export``'s dynamic
+    dimension) stays one; every gather here is planned from these shapes."""
     shape = tuple(x.shape)
-    if all(type(s) is int for s in shape):
+    if all(type(s) is int or symbolic_size(s) for s in shape):
         return shape
     if any(s is None for s in shape):
         msg = (
@@ -1410,6 +1417,8 @@ def check_num_segments(
     JAX without x64), or more result rows than ``2**63 - 1`` bytes hold (NumPy's and
     PyTorch's limit on an array's size), counting each row at least 8 bytes (the count of
     the mean, the sorts' positions)."""
+    if symbolic_size(count):  # torch.export's dynamic size: an array of it exists already
+        return
     info = xp.iinfo(engine.wide_index_dtype(data))
     largest = int(info.max)
     inner = tuple(data.shape[id_rank:])

@@ -19,6 +19,14 @@ from ._errors import BadIndex
 Shape = tuple[int, ...]
 
 
+def symbolic_size(size: object) -> bool:
+    """Whether `size` is symbolic: a ``torch.SymInt`` (a dynamic dimension under
+    ``torch.export``), which plans keep as it is (its arithmetic stays symbolic) and no cache
+    keys (it cannot be hashed). Named, not imported: the plans import no backend."""
+    kind = type(size)
+    return kind.__name__ == "SymInt" and kind.__module__ == "torch"
+
+
 def row_major_strides(shape: Shape) -> Shape:
     """The row-major (C order) strides of `shape`, in elements."""
     return tuple(math.prod(shape[k + 1 :]) for k in range(len(shape)))

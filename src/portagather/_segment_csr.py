@@ -17,7 +17,7 @@ from ._arguments import SEGMENT_REDUCTIONS, CsrRoute, check_empty_value, csr_cal
 from ._arrays import device_for_new, searchsorted_positions
 from ._errors import raise_first_bad
 from ._indices import to_wide
-from ._plan import Offsets
+from ._plan import Offsets, symbolic_size
 from ._segment import filled_empty
 from .engines import Engine
 
@@ -81,7 +81,11 @@ def _reduced_rows(
         # (the count of all rows) is that length, or empty_value.
         xp, n, count = checked.xp, checked.shape[checked.axis], rows.shape[0]
         empty = result == count
-        along = xp.remainder(result, xp.full_like(result, max(n, 1)))
+        if symbolic_size(n):  # (torch.export's: Python's max would fix it) at least 1, as arrays
+            divisor = xp.maximum(xp.full_like(result, n), xp.ones_like(result))
+        else:
+            divisor = xp.full_like(result, max(n, 1))
+        along = xp.remainder(result, divisor)
         fill = n if empty_value is None else check_empty_value(xp, empty_value, result.dtype)
         result = xp.where(empty, xp.full_like(result, fill), along)
     return result
@@ -99,9 +103,11 @@ def _ids_from_host(checked: CsrRoute, offsets: Any) -> tuple[Any, str] | None:
     bad offset under ``"error"``)."""
     shape, axis, engine = checked.shape, checked.axis, checked.engine
     n, batches = shape[axis], math.prod(shape[:axis])
-    if batches * n > _HOST_ROWS or engine.array_type is None:  # (NumPy's and torch's tolist)
+    if engine.array_type is None:  # (NumPy's and torch's tolist)
         return None
     if engine.index_access(offsets) != "now" or not engine.reads_cheaply(offsets):
+        return None  # (first: under torch.export the size below is symbolic)
+    if batches * n > _HOST_ROWS:
         return None
     line, segments = checked.offsets_shape[-1], checked.segments
     values = offsets.reshape(-1).tolist()

@@ -271,7 +271,7 @@ class Engine:
 
     def flat_index_dtype(self, largest: int) -> Any:
         """The dtype of the flat positions handed to ``take``: int32 where `largest` fits."""
-        if largest > INT32_MAX or self.int64_gathers:
+        if self.int64_gathers or largest > INT32_MAX:  # (first: no comparison of a SymInt)
             return self.wide_index_dtype()
         return self.xp.int32
 

@@ -20,13 +20,22 @@ from ._torch_private import batched_by_vmap
 from .base import Engine
 from .torch_scatter import SIGNED_TWIN, TORCH_REDUCE, compiling, scatter_along
 
+#: Why ``"error"`` cannot be exported: the index is symbolic while ``torch.export`` traces.
+_EXPORT_READS_VALUES = (
+    'bad_indices="error" reads index values to decide whether to raise, which torch.export '
+    "cannot put in an exported program (its inputs have no values while it is traced); pass "
+    'bad_indices="ignore", "clip", "wrap" or "unchecked", or check the indices before '
+    "calling the exported program"
+)
+
 
 class TorchEngine(Engine):
     """PyTorch: ``index_select`` and ``gather`` want int64 and have no kernels for uint16, 32
     and 64 (those are gathered as the signed type of the same width); ``aminmax`` reads the
     range in one pass (a small index: ``tolist``); values are read only on the CPU, and under
-    ``torch.compile`` only by breaking the graph, and never under ``torch.func.vmap``. Every
-    PyTorch call has a fixed cost, so a small call is made of as few of them as it can be.
+    ``torch.compile`` only by breaking the graph, and never under ``torch.export`` or
+    ``torch.func.vmap``. Every PyTorch call has a fixed cost, so a small call is made of as
+    few of them as it can be.
 
     On the CPU, torch's gathers and scatters check every index value themselves and raise,
     reading and writing nothing outside, on one out of range. Where such a kernel computes
@@ -42,12 +51,20 @@ class TorchEngine(Engine):
     #: by one indexing call when valid.
     SMALL = 32
 
+    def _small(self, x: Any) -> bool:
+        """Whether tensor `x` holds at most :attr:`SMALL` elements; never where its size is
+        symbolic (``torch.export``'s dynamic dimensions), which a comparison would fix."""
+        size = x.numel()
+        return type(size) is int and size <= self.SMALL
+
     def route_keys(self, arrays: tuple[Any, ...]) -> Any:
         # Under torch.compile every call is traced anew: Dynamo keeps its own guards.
         return None if compiling() else tuple([(x.shape, x.dtype, x.device) for x in arrays])
 
     def index_access(self, x: Any) -> IndexAccess:
-        return "none" if not compiling() and batched_by_vmap(x) else "now"
+        if compiling():  # torch.export's have no values; torch.compile reads by a graph break
+            return "none" if torch.compiler.is_exporting() else "now"
+        return "none" if batched_by_vmap(x) else "now"
 
     def reads_cheaply(self, x: Any) -> bool:
         return bool(x.is_cpu and not compiling() and not batched_by_vmap(x))
@@ -56,8 +73,10 @@ class TorchEngine(Engine):
         self, bad: Any, indices: Any, report: BadIndex, result: Any,
         find_bad: Callable[[Any], Any] | None = None,
     ) -> Any:  # fmt: skip
-        """An index batched by ``torch.func.vmap`` (the one PyTorch tensor whose values
-        cannot be read)."""
+        """An index under ``torch.export`` or batched by ``torch.func.vmap`` (the PyTorch
+        tensors whose values cannot be read)."""
+        if torch.compiler.is_exporting():
+            raise ValueError(_EXPORT_READS_VALUES)
         msg = (
             'bad_indices="error" reads index values to decide whether to raise, which '
             "torch.func.vmap cannot (its batched tensors have no values to read); check the "
@@ -66,7 +85,7 @@ class TorchEngine(Engine):
         raise ValueError(msg)
 
     def reads_range_freely(self, x: Any) -> bool:
-        return bool(x.numel() <= self.SMALL)
+        return self._small(x)
 
     def vector_components(self, values: Any, depth: int) -> list[Any]:
         return list(values.unbind(-1))  # one call for all of them
@@ -95,6 +114,8 @@ class TorchEngine(Engine):
         return counts if weights is None else counts.to(weights.dtype)
 
     def value_range(self, x: Any) -> tuple[int, int]:
+        if torch.compiler.is_exporting():  # (compiling too): no graph break to fall back on
+            raise ValueError(_EXPORT_READS_VALUES)
         if torch.compiler.is_compiling():
             # Under torch.compile this raise breaks the graph, and the frame runs eagerly
             # (where the check reads the values); with fullgraph=True Dynamo reports it.
@@ -189,7 +210,7 @@ class TorchEngine(Engine):
         (:meth:`_scatter_if_valid`, whose scatter settles the winners)."""
         if not (data.is_cpu and self.reads_cheaply(indices)):
             return None
-        if indices.numel() <= self.SMALL and rows_hold_no_duplicate(indices, indices.shape[-1]):
+        if self._small(indices) and rows_hold_no_duplicate(indices, indices.shape[-1]):
             return self._reduce_along(data, indices, updates, axis, "update")
         return checked(data, indices, updates)
 
@@ -260,7 +281,7 @@ class TorchEngine(Engine):
         :attr:`SMALL` values, in rows of two or more dims), by one indexing call along the
         original axes, which raises on a value past the end; its range is read as one Python
         list first, since torch counts a negative value from the end."""
-        if indices.numel() > self.SMALL or indices.ndim < 2:  # 1-d: a 0-d part would view
+        if not self._small(indices) or indices.ndim < 2:  # 1-d: a 0-d part would view
             return None
         if min(itertools.chain.from_iterable(indices.reshape(-1, plan.depth).tolist())) < 0:
             return None
@@ -279,7 +300,7 @@ class TorchEngine(Engine):
         is then settled by :meth:`scatter`). ``"multiply"``, ``"min"`` and ``"max"`` by one
         ``scatter_reduce_`` at the vectors' flat positions, each component checked against
         its axis in the same list."""
-        if indices.numel() > self.SMALL or indices.ndim < 2:
+        if not self._small(indices) or indices.ndim < 2:
             return None
         if data.dtype in SIGNED_TWIN or data.dtype == torch.bool:  # no kernels / OR semantics
             return None
@@ -483,7 +504,7 @@ class TorchEngine(Engine):
         contiguous = len(parts) == 1 or params.is_contiguous()
         if plan.batch_dims or not parts or not contiguous:
             return super().gather_axes(params, components, plan)
-        if components.valid and parts[0].ndim and parts[0].numel() <= self.SMALL:
+        if components.valid and parts[0].ndim and self._small(parts[0]):
             return params[(slice(None),) * plan.axis + tuple(parts)]
         axis, stop = plan.axis, plan.axis + plan.depth
         flat = self.kept_inside(

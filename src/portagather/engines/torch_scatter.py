@@ -170,7 +170,9 @@ def _winners(size: int, dim: int, index: Any, cheap: bool, dropping: bool) -> tu
     may be recorded by autograd), by the maximum alone where the index does not read
     cheaply (on a GPU, under ``torch.compile`` or ``vmap``)."""
     count = index.numel()
-    positions_dtype = torch.int32 if position_bytes(count) == 4 else torch.int64
+    # A symbolic count (torch.export's dynamic sizes) may be any: int64, with no comparison.
+    narrow = type(count) is int and position_bytes(count) == 4
+    positions_dtype = torch.int32 if narrow else torch.int64
     positions = torch.arange(count, dtype=positions_dtype, device=index.device)
     positions = positions.reshape(index.shape)
     shape = list(index.shape)
