@@ -351,7 +351,7 @@ def _arg(data: Any, segment_ids: Any, num_segments: object, indices_are_sorted: 
     device = device_for_new(data)
     ones = (1,) * len(seg.inner)
     positions = xp.reshape(xp.arange(seg.rows, dtype=wide, device=device), seg.id_shape + ones)
-    past = xp.asarray(seg.rows, dtype=wide, device=device)
+    past = xp.full((1,) * len(seg.id_shape + ones), seg.rows, dtype=wide, device=device)
     first = seg.reduce(xp.where(hit, positions, past), "min")
     # An empty segment holds the min's identity (the dtype's largest): the row count instead.
     first = xp.minimum(first, xp.full_like(first, seg.rows))
