@@ -33,6 +33,7 @@ from portagather.compat import mindspore as ms_compat
 from portagather.compat import onnx as onnx_compat
 from portagather.compat import tensorflow as tf_compat
 from portagather.compat import torch as torch_compat
+from portagather.compat import torch_scatter as ts_compat
 
 torch.set_num_threads(1)
 
@@ -47,6 +48,7 @@ MODULES = {
     "torch": torch_compat,
     "ms": ms_compat,
     "onnx": onnx_compat,
+    "ts": ts_compat,
 }
 
 D = np.arange(1, 13, dtype=np.float32).reshape(
@@ -329,6 +331,56 @@ def public_functions() -> dict[str, Any]:
 PUBLIC = public_functions()
 
 
+# torch_scatter: every call is calls of the core, whose routes these options must not confuse.
+_TS_OUT = np.full((3, 3), 5, np.float32)
+_TS_SCATTER = (
+    {"src": D, "index": i(0, 1, 0, 2)},
+    {},
+    {"dim": (-1, 0), "out": (None, _TS_OUT), "dim_size": (None, 5)},
+)
+TABLE.update({f"ts.scatter_{r}": _TS_SCATTER for r in ("sum", "add", "mul", "mean", "min", "max")})
+TABLE["ts.scatter"] = (*_TS_SCATTER[:2], {**_TS_SCATTER[2], "reduce": ("sum", "max")})
+TABLE["ts.scatter_std"] = (*_TS_SCATTER[:2], {**_TS_SCATTER[2], "unbiased": (True, False)})
+TABLE["ts.scatter_logsumexp"] = (*_TS_SCATTER[:2], {**_TS_SCATTER[2], "eps": (1e-12, 1.0)})
+TABLE["ts.scatter_softmax"] = (_TS_SCATTER[0], {}, {"dim": (-1, 0), "dim_size": (None, 5)})
+TABLE["ts.scatter_log_softmax"] = (
+    _TS_SCATTER[0],
+    {},
+    {"dim": (-1, 0), "dim_size": (None, 5), "eps": (1e-12, 1.0)},
+)
+_TS_COO = (
+    {"src": D, "index": i(0, 0, 1)},
+    {},
+    {"out": (None, np.full((2, 4), 5, np.float32)), "dim_size": (None, 4)},
+)
+TABLE.update({f"ts.segment_{r}_coo": _TS_COO for r in ("sum", "add", "mean", "min", "max")})
+TABLE["ts.segment_coo"] = (*_TS_COO[:2], {**_TS_COO[2], "reduce": ("sum", "max")})
+_TS_CSR = ({"src": D, "indptr": i(0, 1, 1, 3)}, {}, {"out": (None, np.full((3, 4), 5, np.float32))})
+TABLE.update({f"ts.segment_{r}_csr": _TS_CSR for r in ("sum", "add", "mean", "min", "max")})
+TABLE["ts.segment_csr"] = (*_TS_CSR[:2], {**_TS_CSR[2], "reduce": ("sum", "max")})
+OVERWRITTEN = "torch_scatter writes every element of out: its values are not read"
+SAME_ANSWER.update(
+    {f"ts.segment_{r}_csr:out": OVERWRITTEN for r in ("sum", "add", "mean", "min", "max")}
+)
+SAME_ANSWER.update({"ts.segment_csr:out": OVERWRITTEN, "ts.gather_coo:out": OVERWRITTEN})
+SAME_ANSWER.update(
+    {
+        f"ts.{f}:dim_size": "the result has src's shape: segments past the ids change no row"
+        for f in ("scatter_softmax", "scatter_log_softmax")
+    }
+)
+TABLE["ts.gather_coo"] = (
+    {"src": D, "index": i(0, 2, 2, 1)},
+    {},
+    {"out": (None, np.full((4, 4), 5, np.float32))},
+)
+TABLE["ts.gather_csr"] = (
+    {"src": D, "indptr": i(0, 1, 1, 4)},
+    {},
+    {"out": (None, np.full((5, 4), 5, np.float32))},
+)
+
+
 def options_of(name: str) -> list[str]:
     """The parameters of `name` that are not among its array arguments in TABLE: each of
     them an option (every parameter, where the function has no TABLE entry)."""
@@ -363,8 +415,9 @@ def _outcome(name: str, convert: Any, options: dict[str, Any]) -> tuple[Any, ...
         out = PUBLIC[name](*args, **kwargs)
     except Exception as error:  # any error: the cold call's must be the same
         return type(error).__name__, str(error)
-    values = out.numpy() if isinstance(out, torch.Tensor) else np.asarray(out)
-    return str(values.dtype), values.shape, values.tobytes()
+    parts = out if isinstance(out, tuple) else (out,)  # (torch_scatter's min and max: pairs)
+    arrays = [p.numpy() if isinstance(p, torch.Tensor) else np.asarray(p) for p in parts]
+    return tuple((str(a.dtype), a.shape, a.tobytes()) for a in arrays)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
