@@ -225,10 +225,11 @@ def unsorted_segment(
     from .._api import segment_reduce
 
     with renamed(renames or {}):
-        result, count = segment_reduce(
+        reduced = segment_reduce(
             data, segment_ids, num_segments, reduce, bad_indices="", drop_negative=True,
-            with_count=True, function=function, floating=floating,
+            with_count=with_count, function=function, floating=floating,
         )  # fmt: skip
+    result, count = reduced if with_count else (reduced, None)
     if reduce in ("max", "min"):
         xp = aac.array_namespace(result)
         if dtype_kind(xp, result.dtype) == "real floating":
