@@ -214,7 +214,8 @@ def segment_reduce(
     """The segment reduction `reduce` (one of :data:`SEGMENT_REDUCTIONS`).
 
     For the compat front ends: `drop_negative` drops the rows of negative ids and keeps the
-    policy for ids past the end (TensorFlow's and MindSpore's rule); `with_count` returns
+    policy for ids past the end, and starts a floating max (min) from the dtype's lowest
+    (highest) finite value (TensorFlow's and MindSpore's rules); `with_count` returns
     ``(result, count)``, the rows each segment received; `sorted_vector` checks, first among
     the shapes, that the ids are 1-d and, where their values can be read now, sorted
     (TensorFlow's sorted ``segment_*``: :func:`~._arguments.check_sorted_vector`);

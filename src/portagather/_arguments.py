@@ -326,11 +326,12 @@ class SegmentRoute:
     ids_sorted: bool
     #: The segment reduction (one of :data:`SEGMENT_REDUCTIONS`), whether the call also
     #: counts each segment's rows (a mean, or a front end's count), and whether negative ids
-    #: are dropped (TensorFlow's and MindSpore's rule).
+    #: are dropped (TensorFlow's and MindSpore's rule, which also starts a floating max or min
+    #: from the dtype's lowest or highest finite value).
     reduce: str
     counting: bool
     drop_negative: bool
-    #: The reduction's identity: the value of an empty segment.
+    #: The value of an empty segment: the reduction's identity (with `drop_negative`, finite).
     identity: Any
     #: No rows, of a dtype with gradients: the result is kept in the data's autograd graph.
     no_rows: bool
@@ -437,10 +438,15 @@ def segment_call(
         count = _read_num_segments(xp, engine, ids, engine.index_access(ids))
     dtype = data.dtype
     division, division_dtype = mean_division(xp, engine, data) if reduce == "mean" else ("", None)
+    identity = reduction_identity(xp, reduce, dtype)
+    if drop_negative and isinstance(identity, float):  # a floating max or min: +-inf
+        # TensorFlow and MindSpore start from the lowest (highest) finite value instead.
+        info = xp.finfo(dtype)
+        identity = float(info.min) if identity < 0 else float(info.max)
     route = SegmentRoute(
         xp, engine, count, (count, *shape[len(id_shape) :]), dtype, named_policy,
         promises.indices_are_sorted, reduce, reduce == "mean" or with_count, drop_negative,
-        reduction_identity(xp, reduce, dtype),
+        identity,
         not math.prod(shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE, division,
         division_dtype, {},
     )  # fmt: skip
