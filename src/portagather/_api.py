@@ -226,6 +226,12 @@ def segment_reduce(
         data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices,
         function, drop_negative, with_count, sorted_vector, floating,
     )  # fmt: skip
+    return segment_route(call, data, ids, with_count)
+
+
+def segment_route(call: SegmentCall, data: Any, ids: Any, with_count: bool = False) -> Any:
+    """The steps of a checked segment reduction (`call`, :func:`segment_reduce`'s or
+    ``segment_csr``'s) that remain: on the ids' values."""
     route, scatters = call.route, call.scatters
     ids = route.engine.laid_out(ids)  # (Dask: no zero-size chunks, for every step below)
     planned = None

@@ -518,6 +518,8 @@ class CsrRoute:
     shape: tuple[int, ...]
     axis: int
     offsets_shape: tuple[int, ...]
+    #: The segment reduction of the rows by policy (:func:`csr_segment_call`), made once.
+    segment_routes: dict[str, SegmentRoute]
 
     @property
     def segments(self) -> int:
@@ -566,9 +568,31 @@ def csr_call(
         offsets = _offset_values(xp, engine, pair.indices, data, shape, axis, policy)
     else:
         offsets = pair.indices
-    route = CsrRoute(xp, engine, reduce, policy, shape, axis, offset_shape)
+    route = CsrRoute(xp, engine, reduce, policy, shape, axis, offset_shape, {})
     keep(key, route)
     return route, data, offsets
+
+
+def csr_segment_call(route: CsrRoute, rows: Any, ids: Any, policy: str) -> SegmentCall:
+    """The segment reduction of a checked ``segment_csr`` call (`route`; its data viewed as
+    `rows`, one per position along the split axis and before it) at the `ids` its offsets
+    give every row, under `policy`: the call :func:`segment_call` would make of them, with
+    no check repeated but the number of segments' (:func:`check_num_segments`), kept in
+    `route` per policy."""
+    kept = route.segment_routes.get(policy)
+    if kept is None:
+        xp, engine, reduce, dtype = route.xp, route.engine, route.reduce, rows.dtype
+        count = math.prod(route.shape[: route.axis]) * route.segments
+        check_num_segments(count, xp, engine, rows, 1)
+        mean = reduce == "mean"
+        division, division_dtype = mean_division(xp, engine, rows) if mean else ("", None)
+        kept = route.segment_routes[policy] = SegmentRoute(
+            xp, engine, count, (count, *route.shape[route.axis + 1 :]), dtype, policy, True,
+            reduce, mean, False, reduction_identity(xp, reduce, dtype),
+            not math.prod(route.shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE,
+            division, division_dtype, {},
+        )  # fmt: skip
+    return _segment_call(kept, ids)
 
 
 # -- 1. the options -------------------------------------------------------------------------

@@ -11,8 +11,8 @@ from typing import Any
 
 import array_api_compat as aac
 
-from ._api import segment_reduce
-from ._arguments import CsrRoute, csr_call
+from ._api import segment_route
+from ._arguments import CsrRoute, csr_call, csr_segment_call
 from ._arrays import device_for_new, searchsorted_positions
 from ._errors import raise_first_bad
 from ._indices import to_wide
@@ -24,7 +24,6 @@ def _csr(data: Any, offsets: Any, reduce: object, bad_indices: object) -> Any:
     """The segment reduction of `data` split by CSR `offsets` (see :func:`segment_csr`)."""
     checked, data, offsets = csr_call(data, offsets, reduce, bad_indices)
     xp, engine, shape, axis = checked.xp, checked.engine, checked.shape, checked.axis
-    function = f'segment_csr(reduce="{checked.reduce}")'
     offsets = engine.laid_out(offsets)
     data = engine.laid_out(data)
     rows = xp.reshape(data, (math.prod(shape[: axis + 1]), *shape[axis + 1 :]))
@@ -32,16 +31,10 @@ def _csr(data: Any, offsets: Any, reduce: object, bad_indices: object) -> Any:
     on_host = _ids_on_host(checked, offsets)
     if on_host is not None:  # valid offsets, read now: no check left
         ids, policy = on_host
-        reduced = segment_reduce(
-            rows, ids, math.prod(shape[:axis]) * checked.segments, checked.reduce,
-            indices_are_sorted=True, bad_indices=policy, function=function,
-        )  # fmt: skip
+        reduced = segment_route(csr_segment_call(checked, rows, ids, policy), rows, ids)
         return xp.reshape(reduced, result_shape)
-    ids, count = _ids_from_offsets(xp, engine, offsets, shape, axis, rows)
-    reduced = segment_reduce(
-        rows, ids, count, checked.reduce, indices_are_sorted=True, bad_indices="ignore",
-        function=function,
-    )  # fmt: skip
+    ids = _ids_from_offsets(xp, engine, offsets, shape, axis, rows)
+    reduced = segment_route(csr_segment_call(checked, rows, ids, "ignore"), rows, ids)
     result = xp.reshape(reduced, result_shape)
     if checked.policy == "error":
         result = _enforce_offsets(xp, engine, offsets, shape, axis, result)
@@ -84,9 +77,9 @@ def _ids_on_host(checked: CsrRoute, offsets: Any) -> tuple[Any, str] | None:
 
 def _ids_from_offsets(
     xp: Any, engine: Engine, offsets: Any, shape: tuple[int, ...], axis: int, rows: Any
-) -> tuple[Any, int]:
+) -> Any:
     """The segment id of every row of data viewed as ``(prod(shape[:axis + 1]), ...)``, -1 for
-    a row in no segment, and the number of segments over all batches.
+    a row in no segment (segment ``b * S + s`` of ``batches * S``).
 
     `rows` is the data so viewed. The batches' offsets are shifted by ``batch * n`` into one
     non-decreasing line (offsets in ``[0, n]``), and one ``searchsorted`` finds for each row
@@ -109,7 +102,7 @@ def _ids_from_offsets(
     entry = position - batch * line
     inside = (position >= 0) & (entry < segments)
     ids = xp.where(inside, batch * segments + entry, xp.full_like(position, -1))
-    return ids, batches * segments
+    return ids
 
 
 def _enforce_offsets(

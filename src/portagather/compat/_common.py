@@ -57,6 +57,22 @@ def as_int(value: Any) -> Any:
         return value
 
 
+def namespace_of(x: Any) -> Any:
+    """The namespace of the array `x` (``array_namespace``), kept per array type, for a front
+    end's steps on the core's result (not array-api-strict's, whose namespace follows its
+    flags)."""
+    kind = type(x)
+    xp = _NAMESPACES.get(kind)
+    if xp is None:
+        xp = aac.array_namespace(x)
+        if not aac.is_array_api_strict_namespace(xp):
+            _NAMESPACES[kind] = xp
+    return xp
+
+
+_NAMESPACES: dict[type, Any] = {}
+
+
 # -- the scatters' helpers ------------------------------------------------------------------
 
 #: Exceptions whose message is rewritten with the compat signature's argument names; any

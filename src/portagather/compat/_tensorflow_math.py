@@ -40,12 +40,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import array_api_compat as aac
-
 from .._api import segment_reduce
 from .._arrays import divided_mean, divisor, dtype_kind, mean_division, per_segment
 from ..engines import engine_for
-from ._common import unsorted_segment
+from ._common import namespace_of, unsorted_segment
 
 __all__ = [
     "segment_max",
@@ -187,7 +185,7 @@ def _unsorted_mean(data: Any, segment_ids: Any, num_segments: Any, function: str
     total, count = unsorted_segment(
         data, segment_ids, num_segments, "sum", function, with_count=True
     )
-    xp = aac.array_namespace(total)
+    xp = namespace_of(total)
     if dtype_kind(xp, total.dtype) in ("signed integer", "unsigned integer"):
         real = _float_for(xp, total.dtype)
         return xp.astype(total, real) / xp.astype(divisor(xp, count, total), real)
@@ -200,7 +198,7 @@ def _unsorted_sqrt_n(data: Any, segment_ids: Any, num_segments: Any, function: s
     total, count = unsorted_segment(
         data, segment_ids, num_segments, "sum", function, with_count=True, floating=True
     )
-    xp = aac.array_namespace(total)
+    xp = namespace_of(total)
     return total / xp.sqrt(xp.astype(divisor(xp, count, total), total.dtype))
 
 
@@ -310,30 +308,36 @@ def segment_mean(
 
 def _sorted_reduction(data: Any, segment_ids: Any, reduce: str, function: str) -> Any:
     """``tf.math.<function>``: the core's sorted reduction `reduce`; an empty segment of the
-    max or the min is 0."""
-    result, count = _sorted(data, segment_ids, reduce, function)
+    max or the min is 0 (so only those two ask the core for the count)."""
     if reduce not in ("max", "min"):
-        return result
-    xp = aac.array_namespace(result)
+        return _sorted(data, segment_ids, reduce, function, with_count=False)
+    result, count = _sorted(data, segment_ids, reduce, function)
+    xp = namespace_of(result)
     return xp.where(count > 0, result, xp.zeros_like(result))
 
 
-def _sorted(data: Any, segment_ids: Any, reduce: str, function: str) -> tuple[Any, Any]:
+def _sorted(
+    data: Any, segment_ids: Any, reduce: str, function: str, with_count: bool = True
+) -> Any:
     """``(result, count)`` of a sorted segment reduction, as one checked call of the core:
     ids 1-d and sorted (checked where they can be read: ``sorted_vector``), ``max + 1``
-    segments, negative ids an error; the count repeated along the inner axes."""
-    result, count = segment_reduce(
-        data, segment_ids, None, reduce, indices_are_sorted=True, with_count=True,
+    segments, negative ids an error; the count repeated along the inner axes. Without
+    `with_count`, the result alone."""
+    reduced = segment_reduce(
+        data, segment_ids, None, reduce, indices_are_sorted=True, with_count=with_count,
         function=function, sorted_vector=True,
     )  # fmt: skip
-    return result, per_segment(aac.array_namespace(result), count, result)
+    if not with_count:
+        return reduced
+    result, count = reduced
+    return result, per_segment(namespace_of(result), count, result)
 
 
 def _segment_mean(data: Any, segment_ids: Any, function: str) -> Any:
     """The sum and the count of one core call, divided as the core's mean divides, but signed
     integers toward zero (TensorFlow's integer division), in their own dtype."""
     total, count = _sorted(data, segment_ids, "sum", function)
-    xp = aac.array_namespace(total)
+    xp = namespace_of(total)
     engine = engine_for(xp)
     if dtype_kind(xp, total.dtype) != "signed integer":
         return divided_mean(xp, total, count, *mean_division(xp, engine, total))
