@@ -60,6 +60,7 @@ from .._arguments import (
     Route,
     arrays,
     as_arrays,
+    call_key,
     check_index_dtype,
     check_python_values,
     check_segment_dtype,
@@ -67,6 +68,7 @@ from .._arguments import (
     gather_call,
     int_argument,
     is_array,
+    keep,
     one_of,
     scatter_call,
     static_shape,
@@ -540,6 +542,37 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
     if not isinstance(indices, tuple | list) or not indices:
         msg = f"indices must be a non-empty tuple of index arrays; got {indices!r}"
         raise TypeError(msg)
+    reduce = "add" if accumulate else "update"
+    key, kept = call_key((_INDEX_PUT, reduce), input, *indices, values)
+    if kept is None:  # the checks of the tuple, once per key
+        input, parts, kept = _index_tuple(input, indices)
+        keep(key, kept)
+    else:
+        parts = list(indices)
+    xp, common, one_shape = kept
+    # One index array of vectors, of the tuple's arrays broadcast together: scatter_nd's, in
+    # their one dtype (the core reads it, an unsigned one too) or the integer dtype they
+    # promote to, which holds every value of each.
+    if common is not None:
+        parts = [i if i.dtype == common else xp.astype(i, common) for i in parts]
+    if not one_shape:
+        parts = xp.broadcast_arrays(*parts)
+    vectors = xp.stack(parts, axis=-1)
+    with renamed(
+        {"updates": "values"}, ways_out("portagather.compat.torch.index_put", "scatter_nd")
+    ):
+        route, input, vectors, values = scatter_call(
+            _INDEX_PUT, input, vectors, values, (), reduce, "error", False, False
+        )
+        return _api.scatter_route(route, input, vectors, values)
+
+
+def _index_tuple(input: Any, indices: Any) -> tuple[Any, list[Any], tuple[Any, Any, bool]]:
+    """``(input, parts, (xp, common, one_shape))``: ``index_put``'s checks of its tuple of
+    index arrays, in the core's order (each array's kind, then how many there are and
+    whether they broadcast, then their dtypes): `input` and the index arrays as arrays of
+    `xp`; the integer dtype they are cast to where they have several (else None); whether
+    they have one shape (nothing to broadcast)."""
     with renamed(_NAMES):
         converted = [as_arrays(input, i, "input", "indices")[1:] for i in indices]
     input = converted[0][0]
@@ -556,27 +589,13 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
         except ValueError:
             msg = f"indices must be arrays that broadcast together; got shapes {shapes}"
             raise ValueError(msg) from None
-    for _, i in converted:
-        check_index_dtype(xp, i, "indices")
-    # One index array of vectors, of the tuple's arrays broadcast together: scatter_nd's, in
-    # their one dtype (the core reads it, an unsigned one too) or the integer dtype they
-    # promote to, which holds every value of each.
+    for (_, i), given in zip(converted, indices, strict=True):
+        if i is given:  # (an index given as values was checked as it became an array)
+            check_index_dtype(xp, i, "indices")
     parts = [i for _, i in converted]
     dtypes = list(dict.fromkeys(i.dtype for i in parts))
-    if len(dtypes) > 1:
-        common = _promoted_integer(xp, dtypes)
-        parts = [i if i.dtype == common else xp.astype(i, common) for i in parts]
-    if not one_shape:
-        parts = xp.broadcast_arrays(*parts)
-    vectors = xp.stack(parts, axis=-1)
-    reduce = "add" if accumulate else "update"
-    with renamed(
-        {"updates": "values"}, ways_out("portagather.compat.torch.index_put", "scatter_nd")
-    ):
-        route, input, vectors, values = scatter_call(
-            _INDEX_PUT, input, vectors, values, (), reduce, "error", False, False
-        )
-        return _api.scatter_route(route, input, vectors, values)
+    common = _promoted_integer(xp, dtypes) if len(dtypes) > 1 else None
+    return input, parts, (xp, common, one_shape)
 
 
 def _promoted_integer(xp: Any, dtypes: list[Any]) -> Any:
@@ -646,22 +665,15 @@ def segment_reduce(
         msg = "segment_reduce takes lengths= or offsets=, one of the two"
         raise ValueError(msg)
     name = "lengths" if offsets is None else "offsets"
-    xp, data, given = as_arrays(data, lengths if offsets is None else offsets, "data", name)
-    check_index_dtype(xp, given, name)
-    axis = as_int(axis)
-    if not isinstance(axis, int) or not -data.ndim <= axis < data.ndim:
-        msg = f"axis must be an int in [-data.ndim, data.ndim); got {axis!r}"
-        raise ValueError(msg)
-    if axis % data.ndim != given.ndim - 1:
-        msg = (
-            f"axis must be the last axis of {name} ({name}.ndim - 1 = {given.ndim - 1}); got {axis}"
-        )
-        raise ValueError(msg)
-    check_segment_dtype(xp, reduce, data.dtype, f'segment_csr(reduce="{reduce}")')  # before values
+    given = lengths if offsets is None else offsets
+    key, xp = call_key((_SEGMENT_REDUCE, reduce, name, type(axis), axis), data, given)
+    if xp is None:  # the checks before the values, once per key
+        xp, data, given = _checked_segments(data, reduce, given, name, axis)
+        keep(key, xp)
     pending = None
     if offsets is None:
         if not unsafe:
-            pending = _check_lengths(xp, given, data.shape[axis % data.ndim])
+            pending = _check_lengths(xp, given, data.shape[given.ndim - 1])
         wide = engine_for(xp).wide_index_dtype(given)
         offsets = xp.cumulative_sum(
             xp.astype(given, wide), axis=-1, include_initial=True, dtype=wide
@@ -674,6 +686,31 @@ def segment_reduce(
     if pending is not None:  # bad lengths raise when the (Dask) result is computed
         result = engine_for(xp).enforce_lazily(*pending, result)
     return result
+
+
+#: The options of a ``segment_reduce`` call's key (``_arguments.call_key``).
+_SEGMENT_REDUCE = "compat.torch.segment_reduce"
+
+
+def _checked_segments(
+    data: Any, reduce: str, given: Any, name: str, axis: Any
+) -> tuple[Any, Any, Any]:  # fmt: skip
+    """``(xp, data, given)``: ``segment_reduce``'s checks before the values (the kinds, the
+    dtype of the `lengths` or `offsets` given (`name`), `axis`, the data's dtype), with the
+    data and `given` as arrays of `xp`."""
+    xp, data, given = as_arrays(data, given, "data", name)
+    check_index_dtype(xp, given, name)
+    axis = as_int(axis)
+    if not isinstance(axis, int) or not -data.ndim <= axis < data.ndim:
+        msg = f"axis must be an int in [-data.ndim, data.ndim); got {axis!r}"
+        raise ValueError(msg)
+    if axis % data.ndim != given.ndim - 1:
+        msg = (
+            f"axis must be the last axis of {name} ({name}.ndim - 1 = {given.ndim - 1}); got {axis}"
+        )
+        raise ValueError(msg)
+    check_segment_dtype(xp, reduce, data.dtype, f'segment_csr(reduce="{reduce}")')  # before values
+    return xp, data, given
 
 
 def _reduced(xp: Any, data: Any, offsets: Any, reduce: str, policy: str, initial: Any) -> Any:
