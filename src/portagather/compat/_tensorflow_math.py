@@ -186,10 +186,33 @@ def _unsorted_mean(data: Any, segment_ids: Any, num_segments: Any, function: str
         data, segment_ids, num_segments, "sum", function, with_count=True
     )
     xp = namespace_of(total)
-    if dtype_kind(xp, total.dtype) in ("signed integer", "unsigned integer"):
+    division = _float_division(xp, total)
+    if division is None:  # integers
         real = _float_for(xp, total.dtype)
         return xp.astype(total, real) / xp.astype(divisor(xp, count, total), real)
-    return divided_mean(xp, total, count, *mean_division(xp, engine_for(xp), total))
+    return divided_mean(xp, total, count, *division)
+
+
+def _float_division(xp: Any, total: Any) -> tuple[str, Any] | None:
+    """The core's :func:`~portagather._arrays.mean_division` of `total`'s dtype where it is
+    no integer dtype (it then depends on the dtype alone), kept per namespace and dtype;
+    None for integers (whose division depends on the widest integer, which JAX's x64 flag
+    may change)."""
+    key: tuple[Any, Any] | None = (xp, total.dtype)
+    try:
+        if key in _FLOAT_DIVISIONS:
+            return _FLOAT_DIVISIONS[key]
+    except TypeError:  # a dtype that cannot be hashed
+        key = None
+    division = None
+    if dtype_kind(xp, total.dtype) not in ("signed integer", "unsigned integer"):
+        division = mean_division(xp, engine_for(xp), total)
+    if key is not None:
+        _FLOAT_DIVISIONS[key] = division
+    return division
+
+
+_FLOAT_DIVISIONS: dict[tuple[Any, Any], tuple[str, Any] | None] = {}
 
 
 def _unsorted_sqrt_n(data: Any, segment_ids: Any, num_segments: Any, function: str) -> Any:
@@ -338,6 +361,9 @@ def _segment_mean(data: Any, segment_ids: Any, function: str) -> Any:
     integers toward zero (TensorFlow's integer division), in their own dtype."""
     total, count = _sorted(data, segment_ids, "sum", function)
     xp = namespace_of(total)
+    division = _float_division(xp, total)
+    if division is not None:
+        return divided_mean(xp, total, count, *division)
     engine = engine_for(xp)
     if dtype_kind(xp, total.dtype) != "signed integer":
         return divided_mean(xp, total, count, *mean_division(xp, engine, total))

@@ -40,7 +40,7 @@ import portagather.compat._tensorflow_math as math  # the tf.math namespace
 
 from .. import _api
 from .._arguments import one_of, scatter_call
-from .._arrays import dtype_kind, dtype_name
+from .._arrays import dtype_name
 from .._types import Reduction
 from ._common import renamed, ways_out, zeros_of
 
@@ -364,7 +364,7 @@ def _sub(tensor: Any, indices: Any, updates: Any, bad_indices_policy: str, front
         route, tensor, indices, updates = scatter_call(
             _api.SCATTER_ND, tensor, indices, updates, (0,), "add", policy, False, False
         )
-        if dtype_kind(route.xp, tensor.dtype) in (None, "bool"):
+        if route.reduction != "add":  # bool's OR (the core refused the other non-numbers)
             msg = f"{front} needs tensor of a numeric dtype; got {dtype_name(tensor.dtype)}"
             raise TypeError(msg)
         return _api.scatter_route(route, tensor, indices, -updates)

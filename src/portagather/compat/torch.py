@@ -187,7 +187,7 @@ def _checked_scatter(
     route, input, index, src = scatter_call(
         op, input, index, src, (int_argument(dim, "dim"),), reduce, "error", False, False
     )
-    if mean and dtype_kind(route.xp, input.dtype) == "bool":
+    if mean and route.reduction != "add":  # bool's OR (the core refused the other non-numbers)
         msg = f'reduce="mean" needs input of a numeric dtype; got {dtype_name(input.dtype)}'
         raise TypeError(msg)
     return route, input, index, src
@@ -671,17 +671,22 @@ def segment_reduce(
         xp, data, given = _checked_segments(data, reduce, given, name, axis)
         keep(key, xp)
     pending = None
+    checked = unsafe  # the offsets need no check (a promise, or lengths checked now)
     if offsets is None:
         if not unsafe:
-            pending = _check_lengths(xp, given, data.shape[given.ndim - 1])
+            lengths_checked = _check_lengths(xp, given, data.shape[given.ndim - 1])
+            if isinstance(lengths_checked, tuple):
+                pending = lengths_checked
+            checked = lengths_checked is True
         wide = engine_for(xp).wide_index_dtype(given)
         offsets = xp.cumulative_sum(
             xp.astype(given, wide), axis=-1, include_initial=True, dtype=wide
         )
     else:
         offsets = given
-    # Offsets made from lengths checked in the graph are checked with them.
-    policy = "unchecked" if unsafe or pending is not None else "error"
+    # Offsets made from lengths checked now are valid, and those checked in the graph are
+    # checked with them.
+    policy = "unchecked" if checked or pending is not None else "error"
     result = _reduced(xp, data, offsets, reduce, policy, initial)
     if pending is not None:  # bad lengths raise when the (Dask) result is computed
         result = engine_for(xp).enforce_lazily(*pending, result)
@@ -714,12 +719,14 @@ def _checked_segments(
 
 
 def _reduced(xp: Any, data: Any, offsets: Any, reduce: str, policy: str, initial: Any) -> Any:
-    """:func:`segment_reduce` of `data` split by checked `offsets`."""
-    count = offsets[..., 1:] - offsets[..., :-1]
-    floating = dtype_kind(xp, data.dtype) in ("real floating", "complex floating")
+    """:func:`segment_reduce` of `data` split by checked `offsets`: the core's reduction,
+    but a mean with `initial` or of floating data (NaN where empty) from the sum and the
+    count."""
+    kind = dtype_kind(xp, data.dtype) if reduce == "mean" else None
+    floating = kind in ("real floating", "complex floating")
     if reduce == "mean" and (initial is not None or floating):
         total = pg_segment_csr(data, offsets, reduce="sum", bad_indices=policy)
-        count = per_segment(xp, count, total)
+        count = per_segment(xp, offsets[..., 1:] - offsets[..., :-1], total)
         filled = count > 0
         if initial is not None:
             total = total + initial
@@ -761,15 +768,16 @@ def _total_text(n: int, total: object) -> str:
     )
 
 
-def _check_lengths(xp: Any, lengths: Any, n: int) -> tuple[Any, Any, BadIndex] | None:
+def _check_lengths(xp: Any, lengths: Any, n: int) -> tuple[Any, Any, BadIndex] | bool:
     """PyTorch's checks of `lengths`: none negative, each row adding up to `n`. Where the
-    values can be read now, a ValueError; in a Dask graph ``(bad, values, report)`` for
-    ``enforce_lazily``, which raises the same ValueError when the result is computed;
-    under a JAX trace none."""
+    values can be read now, a ValueError, else True where the offsets they make need no
+    check (each length at most `n`, so no total wrapped around); in a Dask graph ``(bad,
+    values, report)`` for ``enforce_lazily``, which raises the same ValueError when the
+    result is computed; under a JAX trace (or for no lengths) no check: False."""
     engine = engine_for(xp)
     access = engine.index_access(lengths)
     if access not in ("now", "graph") or not math.prod(lengths.shape):
-        return None
+        return False
     wide = engine.wide_index_dtype(lengths)
     if access == "graph":
         values = xp.astype(lengths, wide)
@@ -779,11 +787,12 @@ def _check_lengths(xp: Any, lengths: Any, n: int) -> tuple[Any, Any, BadIndex] |
         bad = (values < 0) | wrong
         shown = xp.where(values < 0, values, xp.where(wrong, totals, xp.zeros_like(values)))
         return bad, shown, _Lengths("lengths", False, "data", (n,), 0)
-    if engine.value_range(lengths)[0] < 0:
+    smallest, largest = engine.value_range(lengths)
+    if smallest < 0:
         msg = "lengths contains negative value!"
         raise ValueError(msg)
     totals = xp.sum(xp.astype(lengths, wide), axis=-1, dtype=wide)
     low, high = engine.value_range(totals)
     if low != n or high != n:
         raise ValueError(_total_text(n, low if low != n else high))
-    return None
+    return largest <= n
