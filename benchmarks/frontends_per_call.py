@@ -10,9 +10,10 @@ compare them::
 
 "The core call it makes" is the call into ``portagather._api`` (or the public function) that
 the front end hands its arguments to, with the same options: TensorFlow's and MindSpore's
-unsorted segment reductions ``segment_reduce(..., bad_indices="", drop_negative=True)``,
-TensorFlow's sorted ones ``segment_reduce(..., None, indices_are_sorted=True,
-sorted_vector=True)``, ``tensor_scatter_nd_sub`` the add of ``scatter_nd`` under TensorFlow's
+unsorted segment reductions ``segment_reduce(..., bad_indices="", drop_negative=True)``
+(``sqrt_n`` the sum with its count; the mean of floats the core's mean), TensorFlow's sorted
+ones ``segment_reduce(..., None, indices_are_sorted=True, sorted_vector=True)`` (the max and
+the min with their count), ``tensor_scatter_nd_sub`` the add of ``scatter_nd`` under TensorFlow's
 default policy, PyTorch's ``segment_reduce`` ``segment_csr``, ``index_put`` ``scatter_nd``
 of the stacked index vectors, ``take_along_dim(dim=None)`` ``take_along_axis`` of the
 flattened arrays. ``pg.segment_sum`` is printed too, the public call the issue measured
@@ -85,8 +86,8 @@ def _cases(lib: str) -> list[tuple[str, Callable[[], Any], Callable[[], Any], bo
         cases.append((f"tf.math.unsorted_segment_{reduce}",
                       lambda f=front: f(data, ids, 4), unsorted(reduce), True))  # fmt: skip
     cases.append(("tf.math.unsorted_segment_mean",
-                  lambda: tf.math.unsorted_segment_mean(data, ids, 4),
-                  unsorted("mean", with_count=True), False))  # fmt: skip
+                  lambda: tf.math.unsorted_segment_mean(data, ids, 4), unsorted("mean"),
+                  True))  # fmt: skip
     cases.append(("tf.math.unsorted_segment_sqrt_n",
                   lambda: tf.math.unsorted_segment_sqrt_n(data, ids, 4),
                   unsorted("sqrt_n", with_count=True, floating=True), False))  # fmt: skip
@@ -96,8 +97,8 @@ def _cases(lib: str) -> list[tuple[str, Callable[[], Any], Callable[[], Any], bo
                       lambda f=front: f(data, ids, 4), unsorted(reduce), True))  # fmt: skip
     for reduce in ("sum", "prod", "max", "min", "mean"):
         front = getattr(tf.math, f"segment_{reduce}")
-        counted = reduce in ("max", "min", "mean")
-        core = sorted_core("sum" if reduce == "mean" else reduce, counted)
+        counted = reduce in ("max", "min")
+        core = sorted_core(reduce, counted)
         cases.append((f"tf.math.segment_{reduce}",
                       lambda f=front: f(data, sorted_ids), core, not counted))  # fmt: skip
     cases.append(("tf.tensor_scatter_nd_sub",

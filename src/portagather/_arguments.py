@@ -518,8 +518,9 @@ class CsrRoute:
     shape: tuple[int, ...]
     axis: int
     offsets_shape: tuple[int, ...]
-    #: The segment reduction of the rows by policy (:func:`csr_segment_call`), made once.
-    segment_routes: dict[str, SegmentRoute]
+    #: The segment reduction of the rows by policy and whether it counts
+    #: (:func:`csr_segment_call`), each made once.
+    segment_routes: dict[tuple[str, bool], SegmentRoute]
 
     @property
     def segments(self) -> int:
@@ -573,22 +574,24 @@ def csr_call(
     return route, data, offsets
 
 
-def csr_segment_call(route: CsrRoute, rows: Any, ids: Any, policy: str) -> SegmentCall:
+def csr_segment_call(
+    route: CsrRoute, rows: Any, ids: Any, policy: str, with_count: bool = False
+) -> SegmentCall:  # fmt: skip
     """The segment reduction of a checked ``segment_csr`` call (`route`; its data viewed as
     `rows`, one per position along the split axis and before it) at the `ids` its offsets
-    give every row, under `policy`: the call :func:`segment_call` would make of them, with
-    no check repeated but the number of segments' (:func:`check_num_segments`), kept in
-    `route` per policy."""
-    kept = route.segment_routes.get(policy)
+    give every row, under `policy`, counting each segment's rows `with_count`: the call
+    :func:`segment_call` would make of them, with no check repeated but the number of
+    segments' (:func:`check_num_segments`), kept in `route` per policy and count."""
+    kept = route.segment_routes.get((policy, with_count))
     if kept is None:
         xp, engine, reduce, dtype = route.xp, route.engine, route.reduce, rows.dtype
         count = math.prod(route.shape[: route.axis]) * route.segments
         check_num_segments(count, xp, engine, rows, 1)
         mean = reduce == "mean"
         division, division_dtype = mean_division(xp, engine, rows) if mean else ("", None)
-        kept = route.segment_routes[policy] = SegmentRoute(
+        kept = route.segment_routes[policy, with_count] = SegmentRoute(
             xp, engine, count, (count, *route.shape[route.axis + 1 :]), dtype, policy, True,
-            reduce, mean, False, reduction_identity(xp, reduce, dtype),
+            reduce, mean or with_count, False, reduction_identity(xp, reduce, dtype),
             not math.prod(route.shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE,
             division, division_dtype, {},
         )  # fmt: skip

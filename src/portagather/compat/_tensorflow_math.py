@@ -40,7 +40,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .._api import segment_reduce
+from .._arguments import is_array
 from .._arrays import divided_mean, divisor, dtype_kind, mean_division, per_segment
 from ..engines import engine_for
 from ._common import namespace_of, unsorted_segment
@@ -181,7 +184,9 @@ def unsorted_segment_sqrt_n(
 def _unsorted_mean(data: Any, segment_ids: Any, num_segments: Any, function: str) -> Any:
     """The sum and the count of one core call, divided as the core's mean divides (the data's
     dtype; float16 and bfloat16 in float32), but integers truly, into a float (TensorFlow's
-    ``/``: :func:`_float_for`)."""
+    ``/``: :func:`_float_for`). Floating data's is the core's mean, one core call."""
+    if _floating(data):
+        return unsorted_segment(data, segment_ids, num_segments, "mean", function)
     total, count = unsorted_segment(
         data, segment_ids, num_segments, "sum", function, with_count=True
     )
@@ -191,6 +196,27 @@ def _unsorted_mean(data: Any, segment_ids: Any, num_segments: Any, function: str
         real = _float_for(xp, total.dtype)
         return xp.astype(total, real) / xp.astype(divisor(xp, count, total), real)
     return divided_mean(xp, total, count, *division)
+
+
+def _floating(data: Any) -> bool:
+    """Whether `data` is an array of a floating or complex dtype, whose TensorFlow mean is
+    the core's (the same checks and messages as the sum's), kept per array type and
+    dtype."""
+    dtype = getattr(data, "dtype", None)
+    if dtype is None or isinstance(data, np.generic):  # (a NumPy scalar is a Python value)
+        return False
+    key = (type(data), dtype)
+    try:
+        found = _FLOATING.get(key)
+    except TypeError:  # a dtype that cannot be hashed
+        return False
+    if found is None:
+        kind = dtype_kind(namespace_of(data), dtype) if is_array(data) else None
+        found = _FLOATING[key] = kind in ("real floating", "complex floating")
+    return found
+
+
+_FLOATING: dict[tuple[type, Any], bool] = {}
 
 
 def _float_division(xp: Any, total: Any) -> tuple[str, Any] | None:
@@ -358,7 +384,10 @@ def _sorted(
 
 def _segment_mean(data: Any, segment_ids: Any, function: str) -> Any:
     """The sum and the count of one core call, divided as the core's mean divides, but signed
-    integers toward zero (TensorFlow's integer division), in their own dtype."""
+    integers toward zero (TensorFlow's integer division), in their own dtype. Floating
+    data's is the core's mean, one core call."""
+    if _floating(data):
+        return _sorted(data, segment_ids, "mean", function, with_count=False)
     total, count = _sorted(data, segment_ids, "sum", function)
     xp = namespace_of(total)
     division = _float_division(xp, total)
