@@ -211,7 +211,10 @@ def _floating(data: Any) -> bool:
     except TypeError:  # a dtype that cannot be hashed
         return False
     if found is None:
-        kind = dtype_kind(namespace_of(data), dtype) if is_array(data) else None
+        try:
+            kind = dtype_kind(namespace_of(data), dtype) if is_array(data) else None
+        except (AttributeError, TypeError, ValueError):  # a namespace the core refuses
+            kind = None
         found = _FLOATING[key] = kind in ("real floating", "complex floating")
     return found
 
