@@ -65,6 +65,7 @@ from .._arguments import (
     check_python_values,
     check_segment_dtype,
     counting_route,
+    fitted_updates,
     gather_call,
     int_argument,
     is_array,
@@ -545,11 +546,10 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
     reduce = "add" if accumulate else "update"
     key, kept = call_key((_INDEX_PUT, reduce), input, *indices, values)
     if kept is None:  # the checks of the tuple, once per key
-        input, parts, kept = _index_tuple(input, indices)
-        keep(key, kept)
+        input, parts, (xp, common, one_shape) = _index_tuple(input, indices)
+        route = None
     else:
-        parts = list(indices)
-    xp, common, one_shape = kept
+        parts, (xp, common, one_shape, route) = list(indices), kept
     # One index array of vectors, of the tuple's arrays broadcast together: scatter_nd's, in
     # their one dtype (the core reads it, an unsigned one too) or the integer dtype they
     # promote to, which holds every value of each.
@@ -561,9 +561,14 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
     with renamed(
         {"updates": "values"}, ways_out("portagather.compat.torch.index_put", "scatter_nd")
     ):
-        route, input, vectors, values = scatter_call(
-            _INDEX_PUT, input, vectors, values, (), reduce, "error", False, False
-        )
+        if route is None:  # the core's checked call, kept with the tuple's checks
+            route, input, vectors, values = scatter_call(
+                _INDEX_PUT, input, vectors, values, (), reduce, "error", False, False
+            )
+            keep(key, (xp, common, one_shape, route))
+        elif not route.updates_as_given:  # the cast or broadcast of the first call
+            shape, fit = route.plan.out_shape, _INDEX_PUT.updates_fit
+            values = fitted_updates(route.xp, values, input.dtype, shape, fit)
         return _api.scatter_route(route, input, vectors, values)
 
 
