@@ -44,7 +44,7 @@ import numpy as np
 
 from .._api import segment_reduce
 from .._arguments import is_array
-from .._arrays import divided_mean, divisor, dtype_kind, mean_division, per_segment
+from .._arrays import divided_mean, divisor, dtype_kind, mean_division
 from ..engines import engine_for
 from ._common import namespace_of, unsorted_segment
 
@@ -365,7 +365,10 @@ def _sorted_reduction(data: Any, segment_ids: Any, reduce: str, function: str) -
         return _sorted(data, segment_ids, reduce, function, with_count=False)
     result, count = _sorted(data, segment_ids, reduce, function)
     xp = namespace_of(result)
-    return xp.where(count > 0, result, xp.zeros_like(result))
+    filled = count > 0
+    if result.ndim > 1:  # along the inner axes too, as where broadcasts it
+        filled = xp.reshape(filled, (*filled.shape, *(1,) * (result.ndim - 1)))
+    return xp.where(filled, result, xp.zeros_like(result))
 
 
 def _sorted(
@@ -373,16 +376,12 @@ def _sorted(
 ) -> Any:
     """``(result, count)`` of a sorted segment reduction, as one checked call of the core:
     ids 1-d and sorted (checked where they can be read: ``sorted_vector``), ``max + 1``
-    segments, negative ids an error; the count repeated along the inner axes. Without
-    `with_count`, the result alone."""
-    reduced = segment_reduce(
+    segments, negative ids an error; the count one per segment. Without `with_count`, the
+    result alone."""
+    return segment_reduce(
         data, segment_ids, None, reduce, indices_are_sorted=True, with_count=with_count,
         function=function, sorted_vector=True,
     )  # fmt: skip
-    if not with_count:
-        return reduced
-    result, count = reduced
-    return result, per_segment(namespace_of(result), count, result)
 
 
 def _segment_mean(data: Any, segment_ids: Any, function: str) -> Any:
