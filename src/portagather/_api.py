@@ -214,7 +214,8 @@ def segment_reduce(
     """The segment reduction `reduce` (one of :data:`SEGMENT_REDUCTIONS`).
 
     For the compat front ends: `drop_negative` drops the rows of negative ids and keeps the
-    policy for ids past the end (TensorFlow's and MindSpore's rule); `with_count` returns
+    policy for ids past the end, and starts a floating max (min) from the dtype's lowest
+    (highest) finite value (TensorFlow's and MindSpore's rules); `with_count` returns
     ``(result, count)``, the rows each segment received; `sorted_vector` checks, first among
     the shapes, that the ids are 1-d and, where their values can be read now, sorted
     (TensorFlow's sorted ``segment_*``: :func:`~._arguments.check_sorted_vector`);
@@ -225,6 +226,12 @@ def segment_reduce(
         data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices,
         function, drop_negative, with_count, sorted_vector, floating,
     )  # fmt: skip
+    return segment_route(call, data, ids, with_count)
+
+
+def segment_route(call: SegmentCall, data: Any, ids: Any, with_count: bool = False) -> Any:
+    """The steps of a checked segment reduction (`call`, :func:`segment_reduce`'s or
+    ``segment_csr``'s) that remain: on the ids' values."""
     route, scatters = call.route, call.scatters
     ids = route.engine.laid_out(ids)  # (Dask: no zero-size chunks, for every step below)
     planned = None

@@ -326,11 +326,12 @@ class SegmentRoute:
     ids_sorted: bool
     #: The segment reduction (one of :data:`SEGMENT_REDUCTIONS`), whether the call also
     #: counts each segment's rows (a mean, or a front end's count), and whether negative ids
-    #: are dropped (TensorFlow's and MindSpore's rule).
+    #: are dropped (TensorFlow's and MindSpore's rule, which also starts a floating max or min
+    #: from the dtype's lowest or highest finite value).
     reduce: str
     counting: bool
     drop_negative: bool
-    #: The reduction's identity: the value of an empty segment.
+    #: The value of an empty segment: the reduction's identity (with `drop_negative`, finite).
     identity: Any
     #: No rows, of a dtype with gradients: the result is kept in the data's autograd graph.
     no_rows: bool
@@ -445,10 +446,15 @@ def segment_call(
         count = _read_num_segments(xp, engine, ids, engine.index_access(ids))
     dtype = data.dtype
     division, division_dtype = mean_division(xp, engine, data) if reduce == "mean" else ("", None)
+    identity = reduction_identity(xp, reduce, dtype)
+    if drop_negative and isinstance(identity, float):  # a floating max or min: +-inf
+        # TensorFlow and MindSpore start from the lowest (highest) finite value instead.
+        info = xp.finfo(dtype)
+        identity = float(info.min) if identity < 0 else float(info.max)
     route = SegmentRoute(
         xp, engine, count, (count, *shape[len(id_shape) :]), dtype, named_policy,
         promises.indices_are_sorted, reduce, reduce == "mean" or with_count, drop_negative,
-        reduction_identity(xp, reduce, dtype),
+        identity,
         not math.prod(shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE, division,
         division_dtype, {}, ids_name,
     )  # fmt: skip
@@ -524,6 +530,9 @@ class CsrRoute:
     shape: tuple[int, ...]
     axis: int
     offsets_shape: tuple[int, ...]
+    #: The segment reduction of the rows by policy and whether it counts
+    #: (:func:`csr_segment_call`), each made once.
+    segment_routes: dict[tuple[str, bool], SegmentRoute]
 
     @property
     def segments(self) -> int:
@@ -573,9 +582,33 @@ def csr_call(
         offsets = _offset_values(xp, engine, pair.indices, data, shape, axis, policy)
     else:
         offsets = pair.indices
-    route = CsrRoute(xp, engine, reduce, policy, shape, axis, offset_shape)
+    route = CsrRoute(xp, engine, reduce, policy, shape, axis, offset_shape, {})
     keep(key, route)
     return route, data, offsets
+
+
+def csr_segment_call(
+    route: CsrRoute, rows: Any, ids: Any, policy: str, with_count: bool = False
+) -> SegmentCall:  # fmt: skip
+    """The segment reduction of a checked ``segment_csr`` call (`route`; its data viewed as
+    `rows`, one per position along the split axis and before it) at the `ids` its offsets
+    give every row, under `policy`, counting each segment's rows `with_count`: the call
+    :func:`segment_call` would make of them, with no check repeated but the number of
+    segments' (:func:`check_num_segments`), kept in `route` per policy and count."""
+    kept = route.segment_routes.get((policy, with_count))
+    if kept is None:
+        xp, engine, reduce, dtype = route.xp, route.engine, route.reduce, rows.dtype
+        count = math.prod(route.shape[: route.axis]) * route.segments
+        check_num_segments(count, xp, engine, rows, 1)
+        mean = reduce == "mean"
+        division, division_dtype = mean_division(xp, engine, rows) if mean else ("", None)
+        kept = route.segment_routes[policy, with_count] = SegmentRoute(
+            xp, engine, count, (count, *route.shape[route.axis + 1 :]), dtype, policy, True,
+            reduce, mean or with_count, False, reduction_identity(xp, reduce, dtype),
+            not math.prod(route.shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE,
+            division, division_dtype, {}, "segment_ids",
+        )  # fmt: skip
+    return _segment_call(kept, ids)
 
 
 # -- 1. the options -------------------------------------------------------------------------

@@ -12,8 +12,14 @@ from typing import Any
 import array_api_compat as aac
 
 from . import _segment_toolkit
-from ._api import segment_reduce
-from ._arguments import SEGMENT_REDUCTIONS, CsrRoute, check_empty_value, csr_call
+from ._api import segment_route
+from ._arguments import (
+    SEGMENT_REDUCTIONS,
+    CsrRoute,
+    check_empty_value,
+    csr_call,
+    csr_segment_call,
+)
 from ._arrays import device_for_new, searchsorted_positions
 from ._errors import raise_first_bad
 from ._indices import to_wide
@@ -59,15 +65,13 @@ def _reduced_rows(
     which `policy` ``"ignore"`` drops): a segment reduction, or the toolkit's function of
     that name, whose positions (argmax, argmin) are made positions along the split axis."""
     reduce, segments = checked.reduce, math.prod(checked.shape[: checked.axis]) * checked.segments
-    function = f'segment_csr(reduce="{reduce}")'
-    if reduce in SEGMENT_REDUCTIONS:
-        if empty_value is None:
-            return segment_reduce(rows, ids, segments, reduce, indices_are_sorted=True,
-                                  bad_indices=policy, function=function)  # fmt: skip
-        result, count = segment_reduce(
-            rows, ids, segments, reduce, indices_are_sorted=True, bad_indices=policy,
-            function=function, with_count=True,
-        )  # fmt: skip
+    if reduce in SEGMENT_REDUCTIONS:  # the route its own checked call keeps
+        counting = empty_value is not None
+        call = csr_segment_call(checked, rows, ids, policy, counting)
+        reduced = segment_route(call, rows, ids, counting)
+        if not counting:
+            return reduced
+        result, count = reduced
         return filled_empty(checked.xp, result, count, empty_value)
     options: dict[str, Any] = {"indices_are_sorted": True, "bad_indices": policy}
     if reduce in ("var", "std"):

@@ -13,8 +13,8 @@ from typing import Any
 import array_api_compat as aac
 import numpy as np
 
+from .._api import segment_reduce
 from .._arguments import Operation, namespace_name, python_values, shown
-from .._arrays import dtype_kind
 from .._plan import GatherPlan, plan_gather, plan_gather_nd
 
 # -- negative indices counting from the end (ONNX's Gather, GatherND, ScatterND; MindSpore's
@@ -55,6 +55,22 @@ def as_int(value: Any) -> Any:
         return operator.index(value)
     except TypeError:
         return value
+
+
+def namespace_of(x: Any) -> Any:
+    """The namespace of the array `x` (``array_namespace``), kept per array type, for a front
+    end's steps on the core's result (not array-api-strict's, whose namespace follows its
+    flags)."""
+    kind = type(x)
+    xp = _NAMESPACES.get(kind)
+    if xp is None:
+        xp = aac.array_namespace(x)
+        if not aac.is_array_api_strict_namespace(xp):
+            _NAMESPACES[kind] = xp
+    return xp
+
+
+_NAMESPACES: dict[type, Any] = {}
 
 
 # -- the scatters' helpers ------------------------------------------------------------------
@@ -218,24 +234,17 @@ def unsorted_segment(
     row; an id past the end is an error where the values can be checked (eagerly, in a
     Dask graph) and drops its row under JAX tracing (TensorFlow's ``""`` default, its CPU
     and GPU behaviour); an empty segment's max (min) is the dtype's lowest (highest)
-    finite value, and so is a segment of -inf (inf) only, as both libraries start from it.
+    finite value, and so is a segment of -inf (inf) only, as both libraries start from it
+    (the core's, with `drop_negative`).
 
     With `with_count`, ``(result, count)``: the rows each segment received. With
     `floating`, integer data is refused (TensorFlow's ``unsorted_segment_sqrt_n``).
     """
-    from .._api import segment_reduce
-
-    with renamed(renames or {}):
-        result, count = segment_reduce(
+    with renamed(renames or _NO_RENAMES):
+        return segment_reduce(
             data, segment_ids, num_segments, reduce, bad_indices="", drop_negative=True,
-            with_count=True, function=function, floating=floating,
+            with_count=with_count, function=function, floating=floating,
         )  # fmt: skip
-    if reduce in ("max", "min"):
-        xp = aac.array_namespace(result)
-        if dtype_kind(xp, result.dtype) == "real floating":
-            info = xp.finfo(result.dtype)
-            if reduce == "max":
-                result = xp.maximum(result, xp.full_like(result, float(info.min)))
-            else:
-                result = xp.minimum(result, xp.full_like(result, float(info.max)))
-    return (result, count) if with_count else result
+
+
+_NO_RENAMES: dict[str, str] = {}

@@ -40,12 +40,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import array_api_compat as aac
+import numpy as np
 
 from .._api import segment_reduce
-from .._arrays import divided_mean, divisor, dtype_kind, mean_division, per_segment
+from .._arguments import is_array
+from .._arrays import divided_mean, divisor, dtype_kind, mean_division
 from ..engines import engine_for
-from ._common import unsorted_segment
+from ._common import namespace_of, unsorted_segment
 
 __all__ = [
     "segment_max",
@@ -183,15 +184,64 @@ def unsorted_segment_sqrt_n(
 def _unsorted_mean(data: Any, segment_ids: Any, num_segments: Any, function: str) -> Any:
     """The sum and the count of one core call, divided as the core's mean divides (the data's
     dtype; float16 and bfloat16 in float32), but integers truly, into a float (TensorFlow's
-    ``/``: :func:`_float_for`)."""
+    ``/``: :func:`_float_for`). Floating data's is the core's mean, one core call."""
+    if _floating(data):
+        return unsorted_segment(data, segment_ids, num_segments, "mean", function)
     total, count = unsorted_segment(
         data, segment_ids, num_segments, "sum", function, with_count=True
     )
-    xp = aac.array_namespace(total)
-    if dtype_kind(xp, total.dtype) in ("signed integer", "unsigned integer"):
+    xp = namespace_of(total)
+    division = _float_division(xp, total)
+    if division is None:  # integers
         real = _float_for(xp, total.dtype)
         return xp.astype(total, real) / xp.astype(divisor(xp, count, total), real)
-    return divided_mean(xp, total, count, *mean_division(xp, engine_for(xp), total))
+    return divided_mean(xp, total, count, *division)
+
+
+def _floating(data: Any) -> bool:
+    """Whether `data` is an array of a floating or complex dtype, whose TensorFlow mean is
+    the core's (the same checks and messages as the sum's), kept per array type and
+    dtype."""
+    dtype = getattr(data, "dtype", None)
+    if dtype is None or isinstance(data, np.generic):  # (a NumPy scalar is a Python value)
+        return False
+    key = (type(data), dtype)
+    try:
+        found = _FLOATING.get(key)
+    except TypeError:  # a dtype that cannot be hashed
+        return False
+    if found is None:
+        try:
+            kind = dtype_kind(namespace_of(data), dtype) if is_array(data) else None
+        except (AttributeError, TypeError, ValueError):  # a namespace the core refuses
+            kind = None
+        found = _FLOATING[key] = kind in ("real floating", "complex floating")
+    return found
+
+
+_FLOATING: dict[tuple[type, Any], bool] = {}
+
+
+def _float_division(xp: Any, total: Any) -> tuple[str, Any] | None:
+    """The core's :func:`~portagather._arrays.mean_division` of `total`'s dtype where it is
+    no integer dtype (it then depends on the dtype alone), kept per namespace and dtype;
+    None for integers (whose division depends on the widest integer, which JAX's x64 flag
+    may change)."""
+    key: tuple[Any, Any] | None = (xp, total.dtype)
+    try:
+        if key in _FLOAT_DIVISIONS:
+            return _FLOAT_DIVISIONS[key]
+    except TypeError:  # a dtype that cannot be hashed
+        key = None
+    division = None
+    if dtype_kind(xp, total.dtype) not in ("signed integer", "unsigned integer"):
+        division = mean_division(xp, engine_for(xp), total)
+    if key is not None:
+        _FLOAT_DIVISIONS[key] = division
+    return division
+
+
+_FLOAT_DIVISIONS: dict[tuple[Any, Any], tuple[str, Any] | None] = {}
 
 
 def _unsorted_sqrt_n(data: Any, segment_ids: Any, num_segments: Any, function: str) -> Any:
@@ -200,7 +250,7 @@ def _unsorted_sqrt_n(data: Any, segment_ids: Any, num_segments: Any, function: s
     total, count = unsorted_segment(
         data, segment_ids, num_segments, "sum", function, with_count=True, floating=True
     )
-    xp = aac.array_namespace(total)
+    xp = namespace_of(total)
     return total / xp.sqrt(xp.astype(divisor(xp, count, total), total.dtype))
 
 
@@ -310,30 +360,41 @@ def segment_mean(
 
 def _sorted_reduction(data: Any, segment_ids: Any, reduce: str, function: str) -> Any:
     """``tf.math.<function>``: the core's sorted reduction `reduce`; an empty segment of the
-    max or the min is 0."""
-    result, count = _sorted(data, segment_ids, reduce, function)
+    max or the min is 0 (so only those two ask the core for the count)."""
     if reduce not in ("max", "min"):
-        return result
-    xp = aac.array_namespace(result)
-    return xp.where(count > 0, result, xp.zeros_like(result))
+        return _sorted(data, segment_ids, reduce, function, with_count=False)
+    result, count = _sorted(data, segment_ids, reduce, function)
+    xp = namespace_of(result)
+    filled = count > 0
+    if result.ndim > 1:  # along the inner axes too, as where broadcasts it
+        filled = xp.reshape(filled, (*filled.shape, *(1,) * (result.ndim - 1)))
+    return xp.where(filled, result, xp.zeros_like(result))
 
 
-def _sorted(data: Any, segment_ids: Any, reduce: str, function: str) -> tuple[Any, Any]:
+def _sorted(
+    data: Any, segment_ids: Any, reduce: str, function: str, with_count: bool = True
+) -> Any:
     """``(result, count)`` of a sorted segment reduction, as one checked call of the core:
     ids 1-d and sorted (checked where they can be read: ``sorted_vector``), ``max + 1``
-    segments, negative ids an error; the count repeated along the inner axes."""
-    result, count = segment_reduce(
-        data, segment_ids, None, reduce, indices_are_sorted=True, with_count=True,
+    segments, negative ids an error; the count one per segment. Without `with_count`, the
+    result alone."""
+    return segment_reduce(
+        data, segment_ids, None, reduce, indices_are_sorted=True, with_count=with_count,
         function=function, sorted_vector=True,
     )  # fmt: skip
-    return result, per_segment(aac.array_namespace(result), count, result)
 
 
 def _segment_mean(data: Any, segment_ids: Any, function: str) -> Any:
     """The sum and the count of one core call, divided as the core's mean divides, but signed
-    integers toward zero (TensorFlow's integer division), in their own dtype."""
+    integers toward zero (TensorFlow's integer division), in their own dtype. Floating
+    data's is the core's mean, one core call."""
+    if _floating(data):
+        return _sorted(data, segment_ids, "mean", function, with_count=False)
     total, count = _sorted(data, segment_ids, "sum", function)
-    xp = aac.array_namespace(total)
+    xp = namespace_of(total)
+    division = _float_division(xp, total)
+    if division is not None:
+        return divided_mean(xp, total, count, *division)
     engine = engine_for(xp)
     if dtype_kind(xp, total.dtype) != "signed integer":
         return divided_mean(xp, total, count, *mean_division(xp, engine, total))

@@ -40,7 +40,7 @@ import portagather.compat._tensorflow_math as math  # the tf.math namespace
 
 from .. import _api
 from .._arguments import one_of, scatter_call
-from .._arrays import dtype_kind, dtype_name
+from .._arrays import dtype_name
 from .._types import Reduction
 from ._common import renamed, ways_out, zeros_of
 
@@ -357,14 +357,14 @@ def tensor_scatter_nd_max(
 
 
 def _sub(tensor: Any, indices: Any, updates: Any, bad_indices_policy: str, front: str) -> Any:
+    """The add of the negated updates, as one checked call of the core: its checks (as an
+    add), then the updates negated in the tensor's dtype, then the route's scatter."""
     policy = _policy(bad_indices_policy)
     with renamed(_TENSOR, _ways(front, "scatter_nd", policy=True)):
-        # The core's checks first (as an add), then the updates negated in the tensor's dtype.
-        route, tensor, _, updates = scatter_call(
+        route, tensor, indices, updates = scatter_call(
             _api.SCATTER_ND, tensor, indices, updates, (0,), "add", policy, False, False
         )
-        xp = route.xp
-        if dtype_kind(xp, tensor.dtype) in (None, "bool"):
+        if route.reduction != "add":  # bool's OR (the core refused the other non-numbers)
             msg = f"{front} needs tensor of a numeric dtype; got {dtype_name(tensor.dtype)}"
             raise TypeError(msg)
-    return _tensor_scatter(front, tensor, indices, -updates, "add", policy)
+        return _api.scatter_route(route, tensor, indices, -updates)

@@ -60,13 +60,16 @@ from .._arguments import (
     Route,
     arrays,
     as_arrays,
+    call_key,
     check_index_dtype,
     check_python_values,
     check_segment_dtype,
     counting_route,
+    fitted_updates,
     gather_call,
     int_argument,
     is_array,
+    keep,
     one_of,
     scatter_call,
     static_shape,
@@ -185,7 +188,7 @@ def _checked_scatter(
     route, input, index, src = scatter_call(
         op, input, index, src, (int_argument(dim, "dim"),), reduce, "error", False, False
     )
-    if mean and dtype_kind(route.xp, input.dtype) == "bool":
+    if mean and route.reduction != "add":  # bool's OR (the core refused the other non-numbers)
         msg = f'reduce="mean" needs input of a numeric dtype; got {dtype_name(input.dtype)}'
         raise TypeError(msg)
     return route, input, index, src
@@ -540,6 +543,41 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
     if not isinstance(indices, tuple | list) or not indices:
         msg = f"indices must be a non-empty tuple of index arrays; got {indices!r}"
         raise TypeError(msg)
+    reduce = "add" if accumulate else "update"
+    key, kept = call_key((_INDEX_PUT, reduce), input, *indices, values)
+    if kept is None:  # the checks of the tuple, once per key
+        input, parts, (xp, common, one_shape) = _index_tuple(input, indices)
+        route = None
+    else:
+        parts, (xp, common, one_shape, route) = list(indices), kept
+    # One index array of vectors, of the tuple's arrays broadcast together: scatter_nd's, in
+    # their one dtype (the core reads it, an unsigned one too) or the integer dtype they
+    # promote to, which holds every value of each.
+    if common is not None:
+        parts = [i if i.dtype == common else xp.astype(i, common) for i in parts]
+    if not one_shape:
+        parts = xp.broadcast_arrays(*parts)
+    vectors = xp.stack(parts, axis=-1)
+    with renamed(
+        {"updates": "values"}, ways_out("portagather.compat.torch.index_put", "scatter_nd")
+    ):
+        if route is None:  # the core's checked call, kept with the tuple's checks
+            route, input, vectors, values = scatter_call(
+                _INDEX_PUT, input, vectors, values, (), reduce, "error", False, False
+            )
+            keep(key, (xp, common, one_shape, route))
+        elif not route.updates_as_given:  # the cast or broadcast of the first call
+            shape, fit = route.plan.out_shape, _INDEX_PUT.updates_fit
+            values = fitted_updates(route.xp, values, input.dtype, shape, fit)
+        return _api.scatter_route(route, input, vectors, values)
+
+
+def _index_tuple(input: Any, indices: Any) -> tuple[Any, list[Any], tuple[Any, Any, bool]]:
+    """``(input, parts, (xp, common, one_shape))``: ``index_put``'s checks of its tuple of
+    index arrays, in the core's order (each array's kind, then how many there are and
+    whether they broadcast, then their dtypes): `input` and the index arrays as arrays of
+    `xp`; the integer dtype they are cast to where they have several (else None); whether
+    they have one shape (nothing to broadcast)."""
     with renamed(_NAMES):
         converted = [as_arrays(input, i, "input", "indices")[1:] for i in indices]
     input = converted[0][0]
@@ -556,27 +594,13 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
         except ValueError:
             msg = f"indices must be arrays that broadcast together; got shapes {shapes}"
             raise ValueError(msg) from None
-    for _, i in converted:
-        check_index_dtype(xp, i, "indices")
-    # One index array of vectors, of the tuple's arrays broadcast together: scatter_nd's, in
-    # their one dtype (the core reads it, an unsigned one too) or the integer dtype they
-    # promote to, which holds every value of each.
+    for (_, i), given in zip(converted, indices, strict=True):
+        if i is given:  # (an index given as values was checked as it became an array)
+            check_index_dtype(xp, i, "indices")
     parts = [i for _, i in converted]
     dtypes = list(dict.fromkeys(i.dtype for i in parts))
-    if len(dtypes) > 1:
-        common = _promoted_integer(xp, dtypes)
-        parts = [i if i.dtype == common else xp.astype(i, common) for i in parts]
-    if not one_shape:
-        parts = xp.broadcast_arrays(*parts)
-    vectors = xp.stack(parts, axis=-1)
-    reduce = "add" if accumulate else "update"
-    with renamed(
-        {"updates": "values"}, ways_out("portagather.compat.torch.index_put", "scatter_nd")
-    ):
-        route, input, vectors, values = scatter_call(
-            _INDEX_PUT, input, vectors, values, (), reduce, "error", False, False
-        )
-        return _api.scatter_route(route, input, vectors, values)
+    common = _promoted_integer(xp, dtypes) if len(dtypes) > 1 else None
+    return input, parts, (xp, common, one_shape)
 
 
 def _promoted_integer(xp: Any, dtypes: list[Any]) -> Any:
@@ -646,7 +670,45 @@ def segment_reduce(
         msg = "segment_reduce takes lengths= or offsets=, one of the two"
         raise ValueError(msg)
     name = "lengths" if offsets is None else "offsets"
-    xp, data, given = as_arrays(data, lengths if offsets is None else offsets, "data", name)
+    given = lengths if offsets is None else offsets
+    key, xp = call_key((_SEGMENT_REDUCE, reduce, name, type(axis), axis), data, given)
+    if xp is None:  # the checks before the values, once per key
+        xp, data, given = _checked_segments(data, reduce, given, name, axis)
+        keep(key, xp)
+    pending = None
+    checked = unsafe  # the offsets need no check (a promise, or lengths checked now)
+    if offsets is None:
+        if not unsafe:
+            lengths_checked = _check_lengths(xp, given, data.shape[given.ndim - 1])
+            if isinstance(lengths_checked, tuple):
+                pending = lengths_checked
+            checked = lengths_checked is True
+        wide = engine_for(xp).wide_index_dtype(given)
+        offsets = xp.cumulative_sum(
+            xp.astype(given, wide), axis=-1, include_initial=True, dtype=wide
+        )
+    else:
+        offsets = given
+    # Offsets made from lengths checked now are valid, and those checked in the graph are
+    # checked with them.
+    policy = "unchecked" if checked or pending is not None else "error"
+    result = _reduced(xp, data, offsets, reduce, policy, initial)
+    if pending is not None:  # bad lengths raise when the (Dask) result is computed
+        result = engine_for(xp).enforce_lazily(*pending, result)
+    return result
+
+
+#: The options of a ``segment_reduce`` call's key (``_arguments.call_key``).
+_SEGMENT_REDUCE = "compat.torch.segment_reduce"
+
+
+def _checked_segments(
+    data: Any, reduce: str, given: Any, name: str, axis: Any
+) -> tuple[Any, Any, Any]:  # fmt: skip
+    """``(xp, data, given)``: ``segment_reduce``'s checks before the values (the kinds, the
+    dtype of the `lengths` or `offsets` given (`name`), `axis`, the data's dtype), with the
+    data and `given` as arrays of `xp`."""
+    xp, data, given = as_arrays(data, given, "data", name)
     check_index_dtype(xp, given, name)
     axis = as_int(axis)
     if not isinstance(axis, int) or not -data.ndim <= axis < data.ndim:
@@ -658,31 +720,18 @@ def segment_reduce(
         )
         raise ValueError(msg)
     check_segment_dtype(xp, reduce, data.dtype, f'segment_csr(reduce="{reduce}")')  # before values
-    pending = None
-    if offsets is None:
-        if not unsafe:
-            pending = _check_lengths(xp, given, data.shape[axis % data.ndim])
-        wide = engine_for(xp).wide_index_dtype(given)
-        offsets = xp.cumulative_sum(
-            xp.astype(given, wide), axis=-1, include_initial=True, dtype=wide
-        )
-    else:
-        offsets = given
-    # Offsets made from lengths checked in the graph are checked with them.
-    policy = "unchecked" if unsafe or pending is not None else "error"
-    result = _reduced(xp, data, offsets, reduce, policy, initial)
-    if pending is not None:  # bad lengths raise when the (Dask) result is computed
-        result = engine_for(xp).enforce_lazily(*pending, result)
-    return result
+    return xp, data, given
 
 
 def _reduced(xp: Any, data: Any, offsets: Any, reduce: str, policy: str, initial: Any) -> Any:
-    """:func:`segment_reduce` of `data` split by checked `offsets`."""
-    count = offsets[..., 1:] - offsets[..., :-1]
-    floating = dtype_kind(xp, data.dtype) in ("real floating", "complex floating")
+    """:func:`segment_reduce` of `data` split by checked `offsets`: the core's reduction,
+    but a mean with `initial` or of floating data (NaN where empty) from the sum and the
+    count."""
+    kind = dtype_kind(xp, data.dtype) if reduce == "mean" else None
+    floating = kind in ("real floating", "complex floating")
     if reduce == "mean" and (initial is not None or floating):
         total = pg_segment_csr(data, offsets, reduce="sum", bad_indices=policy)
-        count = per_segment(xp, count, total)
+        count = per_segment(xp, offsets[..., 1:] - offsets[..., :-1], total)
         filled = count > 0
         if initial is not None:
             total = total + initial
@@ -724,15 +773,16 @@ def _total_text(n: int, total: object) -> str:
     )
 
 
-def _check_lengths(xp: Any, lengths: Any, n: int) -> tuple[Any, Any, BadIndex] | None:
+def _check_lengths(xp: Any, lengths: Any, n: int) -> tuple[Any, Any, BadIndex] | bool:
     """PyTorch's checks of `lengths`: none negative, each row adding up to `n`. Where the
-    values can be read now, a ValueError; in a Dask graph ``(bad, values, report)`` for
-    ``enforce_lazily``, which raises the same ValueError when the result is computed;
-    under a JAX trace none."""
+    values can be read now, a ValueError, else True where the offsets they make need no
+    check (each length at most `n`, so no total wrapped around); in a Dask graph ``(bad,
+    values, report)`` for ``enforce_lazily``, which raises the same ValueError when the
+    result is computed; under a JAX trace (or for no lengths) no check: False."""
     engine = engine_for(xp)
     access = engine.index_access(lengths)
     if access not in ("now", "graph") or not math.prod(lengths.shape):
-        return None
+        return False
     wide = engine.wide_index_dtype(lengths)
     if access == "graph":
         values = xp.astype(lengths, wide)
@@ -742,11 +792,12 @@ def _check_lengths(xp: Any, lengths: Any, n: int) -> tuple[Any, Any, BadIndex] |
         bad = (values < 0) | wrong
         shown = xp.where(values < 0, values, xp.where(wrong, totals, xp.zeros_like(values)))
         return bad, shown, _Lengths("lengths", False, "data", (n,), 0)
-    if engine.value_range(lengths)[0] < 0:
+    smallest, largest = engine.value_range(lengths)
+    if smallest < 0:
         msg = "lengths contains negative value!"
         raise ValueError(msg)
     totals = xp.sum(xp.astype(lengths, wide), axis=-1, dtype=wide)
     low, high = engine.value_range(totals)
     if low != n or high != n:
         raise ValueError(_total_text(n, low if low != n else high))
-    return None
+    return largest <= n

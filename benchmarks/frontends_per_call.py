@@ -1,0 +1,179 @@
+"""Each compat front end against the core call it makes, per small call (10 x 3 float32).
+
+Standalone: it times, on NumPy and PyTorch (CPU), each front end and the core call beside
+it, in interleaved rounds (each round times a batch of calls of every pair, in turn), and
+prints the median time per call of each and their ratio. Run it against two trees to
+compare them::
+
+    PYTHONPATH=/path/to/old/src python benchmarks/frontends_per_call.py
+    PYTHONPATH=src python benchmarks/frontends_per_call.py --rounds 31 --calls 300
+
+"The core call it makes" is the call into ``portagather._api`` (or the public function) that
+the front end hands its arguments to, with the same options: TensorFlow's and MindSpore's
+unsorted segment reductions ``segment_reduce(..., bad_indices="", drop_negative=True)``
+(``sqrt_n`` the sum with its count; the mean of floats the core's mean), TensorFlow's sorted
+ones ``segment_reduce(..., None, indices_are_sorted=True, sorted_vector=True)`` (the max and
+the min with their count), ``tensor_scatter_nd_sub`` the add of ``scatter_nd`` under TensorFlow's
+default policy, PyTorch's ``segment_reduce`` ``segment_csr``, ``index_put`` ``scatter_nd``
+of the stacked index vectors, ``take_along_dim(dim=None)`` ``take_along_axis`` of the
+flattened arrays. ``pg.segment_sum`` is printed too, the public call the issue measured
+against. Every call is checked to return the core call's value before it is timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+def _cases(lib: str) -> list[tuple[str, Callable[[], Any], Callable[[], Any], bool]]:
+    """``(name, front end, core call, same value)`` of every pair, on `lib`'s arrays."""
+    import portagather as pg
+    from portagather._api import segment_reduce
+    from portagather.compat import mindspore as ms
+    from portagather.compat import tensorflow as tf
+    from portagather.compat import torch as pgt
+
+    if lib == "torch":
+        import torch
+
+        def conv(a: Any) -> Any:
+            return torch.asarray(a)
+    else:
+
+        def conv(a: Any) -> Any:
+            return a
+
+    rng = np.random.default_rng(0)
+    data = conv(rng.standard_normal((10, 3)).astype(np.float32))
+    ids = conv(np.array([0, 1, 2, 0, 1, 2, 0, 1, 2, 3]))
+    sorted_ids = conv(np.array([0, 0, 0, 1, 1, 1, 2, 2, 3, 3]))
+    offsets = conv(np.array([0, 3, 6, 8, 10]))
+    lengths = conv(np.array([3, 3, 2, 2]))
+    tensor = conv(np.arange(1.0, 9.0, dtype=np.float32))
+    vectors = conv(np.array([[4], [3], [1], [7]]))
+    updates = conv(np.array([9.0, 10.0, 11.0, 12.0], np.float32))
+    rows, cols = conv(np.array([0, 2, 9, 4])), conv(np.array([1, 0, 2, 2]))
+    stacked = conv(np.array([[0, 1], [2, 0], [9, 2], [4, 2]]))
+    flat_index = conv(np.array([5, 0, 29, 7]))
+    flat_data = data.reshape(-1)
+
+    def unsorted(reduce: str, with_count: bool = False, floating: bool = False) -> Any:
+        function = f"unsorted_segment_{reduce}"
+        core = "sum" if with_count else reduce
+        return lambda: segment_reduce(
+            data, ids, 4, core, bad_indices="", drop_negative=True, with_count=with_count,
+            function=function, floating=floating,
+        )  # fmt: skip
+
+    def sorted_core(reduce: str, with_count: bool) -> Any:
+        return lambda: segment_reduce(
+            data, sorted_ids, None, reduce, indices_are_sorted=True, with_count=with_count,
+            function=f"segment_{reduce}", sorted_vector=True,
+        )  # fmt: skip
+
+    cases: list[tuple[str, Callable[[], Any], Callable[[], Any], bool]] = [
+        ("pg.segment_sum (the issue's core)", lambda: pg.segment_sum(data, ids, 4),
+         lambda: pg.segment_sum(data, ids, 4), True),
+    ]  # fmt: skip
+    for reduce in ("sum", "max", "min", "prod"):
+        front = getattr(tf.math, f"unsorted_segment_{reduce}")
+        cases.append((f"tf.math.unsorted_segment_{reduce}",
+                      lambda f=front: f(data, ids, 4), unsorted(reduce), True))  # fmt: skip
+    cases.append(("tf.math.unsorted_segment_mean",
+                  lambda: tf.math.unsorted_segment_mean(data, ids, 4), unsorted("mean"),
+                  True))  # fmt: skip
+    cases.append(("tf.math.unsorted_segment_sqrt_n",
+                  lambda: tf.math.unsorted_segment_sqrt_n(data, ids, 4),
+                  unsorted("sqrt_n", with_count=True, floating=True), False))  # fmt: skip
+    for reduce in ("sum", "max", "min", "prod"):
+        front = getattr(ms, f"unsorted_segment_{reduce}")
+        cases.append((f"mindspore.unsorted_segment_{reduce}",
+                      lambda f=front: f(data, ids, 4), unsorted(reduce), True))  # fmt: skip
+    for reduce in ("sum", "prod", "max", "min", "mean"):
+        front = getattr(tf.math, f"segment_{reduce}")
+        counted = reduce in ("max", "min")
+        core = sorted_core(reduce, counted)
+        cases.append((f"tf.math.segment_{reduce}",
+                      lambda f=front: f(data, sorted_ids), core, not counted))  # fmt: skip
+    cases.append(("tf.tensor_scatter_nd_sub",
+                  lambda: tf.tensor_scatter_nd_sub(tensor, vectors, updates),
+                  lambda: pg.scatter_nd(tensor, vectors, updates, reduce="add",
+                                        bad_indices=""), False))  # fmt: skip
+    cases.append(("pg.segment_csr (vs pg.segment_sum of its ids)",
+                  lambda: pg.segment_csr(data, offsets),
+                  lambda: pg.segment_sum(data, sorted_ids, 4), True))  # fmt: skip
+    cases.append(("torch.segment_reduce(offsets=)",
+                  lambda: pgt.segment_reduce(data, "sum", offsets=offsets),
+                  lambda: pg.segment_csr(data, offsets), True))  # fmt: skip
+    cases.append(("torch.segment_reduce(lengths=)",
+                  lambda: pgt.segment_reduce(data, "sum", lengths=lengths),
+                  lambda: pg.segment_csr(data, offsets), True))  # fmt: skip
+    cases.append(("torch.index_put (2 index arrays)",
+                  lambda: pgt.index_put(data, (rows, cols), updates),
+                  lambda: pg.scatter_nd(data, stacked, updates), True))  # fmt: skip
+    cases.append(("torch.take_along_dim(dim=None)",
+                  lambda: pgt.take_along_dim(data, flat_index),
+                  lambda: pg.take_along_axis(flat_data, flat_index, axis=0), True))  # fmt: skip
+    return cases
+
+
+def _check(name: str, front: Any, core: Any, same: bool) -> None:
+    """The front end's value is the core call's (where the front end returns it as it is)."""
+    if not same:
+        return
+    a = front() if not isinstance(front(), tuple) else front()[0]
+    b = core() if not isinstance(core(), tuple) else core()[0]
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or not np.array_equal(a, b, equal_nan=True):
+        msg = f"{name}: the front end's value is not the core call's"
+        raise AssertionError(msg)
+
+
+def _batch(f: Callable[[], Any], calls: int) -> float:
+    start = time.perf_counter()
+    for _ in range(calls):
+        f()
+    return (time.perf_counter() - start) / calls
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    libs = ["numpy", "torch"]
+    parser.add_argument("--libs", nargs="+", default=libs, choices=libs, help="default: both")
+    parser.add_argument("--rounds", type=int, default=21, help="interleaved rounds (median)")
+    parser.add_argument("--calls", type=int, default=200, help="calls per function per round")
+    parser.add_argument("-k", default="", help="only the front ends whose name holds this")
+    args = parser.parse_args()
+    import portagather
+
+    print(f"portagather from {portagather.__file__}")
+    print(f"median of {args.rounds} interleaved rounds of {args.calls} calls; us per call")
+    for lib in args.libs:
+        cases = [c for c in _cases(lib) if args.k in c[0]]
+        for name, front, core, same in cases:
+            _check(name, front, core, same)
+            for _ in range(20):  # warm: the routes are kept, the first calls made
+                front()
+                core()
+        times: dict[str, tuple[list[float], list[float]]] = {c[0]: ([], []) for c in cases}
+        for _ in range(args.rounds):
+            for name, front, core, _same in cases:
+                times[name][0].append(_batch(front, args.calls))
+                times[name][1].append(_batch(core, args.calls))
+        print(f"\n{lib}:")
+        print(f"| {'front end':48} | front (us) | core (us) | ratio |")
+        print(f"| {'-' * 48} | ---------- | --------- | ----- |")
+        for name, (fronts, cores) in times.items():
+            f, c = statistics.median(fronts) * 1e6, statistics.median(cores) * 1e6
+            ratios = [a / b for a, b in zip(fronts, cores, strict=True)]
+            print(f"| {name:48} | {f:10.1f} | {c:9.1f} | {statistics.median(ratios):5.2f} |")
+
+
+if __name__ == "__main__":
+    main()
