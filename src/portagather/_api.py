@@ -31,6 +31,7 @@ from ._arguments import (
 )
 from ._arguments import int_argument as _int_argument
 from ._arrays import Unread, divided_mean, fill_array
+from ._deterministic import tree_segments
 from ._errors import raise_first_bad
 from ._indices import IndexAccess, all_in_range, judge_ranges, normalize, resolve_default, to_wide
 from ._plan import (
@@ -209,7 +210,7 @@ def segment_reduce(
     data: Any, segment_ids: Any, num_segments: object, reduce: str, *,
     indices_are_sorted: object = False, bad_indices: object = "error",
     drop_negative: bool = False, with_count: bool = False, function: str,
-    sorted_vector: bool = False, floating: bool = False,
+    sorted_vector: bool = False, floating: bool = False, deterministic: object = False,
 ) -> Any:  # fmt: skip
     """The segment reduction `reduce` (one of :data:`SEGMENT_REDUCTIONS`).
 
@@ -220,13 +221,21 @@ def segment_reduce(
     (TensorFlow's sorted ``segment_*``: :func:`~._arguments.check_sorted_vector`);
     `floating` refuses integer data among the dtypes (TensorFlow's ``sqrt_n``). `function` is
     the caller's name, for the messages (``segment_sum``, ``tf.math.unsorted_segment_max``).
+    `deterministic` orders a floating sum, mean or product (``_deterministic``).
     """
     call, data, ids = segment_call(
         data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices,
-        function, drop_negative, with_count, sorted_vector, floating,
+        function, drop_negative, with_count, sorted_vector, floating, deterministic,
     )  # fmt: skip
     route, scatters = call.route, call.scatters
     ids = route.engine.laid_out(ids)  # (Dask: no zero-size chunks, for every step below)
+    if route.deterministic:  # a floating sum, mean or product in one order (the mean too)
+        found = tree_segments(call, route.engine.laid_out(data), ids)
+        if found is not None:
+            result, count = found
+            if scatters.too_large:
+                result = _enforce_too_large(call, ids, result)
+            return (result, count) if with_count else result
     planned = None
     own_plan = route.engine.segment_plan  # (Dask's by size)
     if own_plan is not None:

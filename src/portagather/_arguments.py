@@ -341,6 +341,9 @@ class SegmentRoute:
     #: The scatters of this signature by the policy of the call (:func:`_scatters`), shared
     #: by its repeat calls, so each is made once.
     scatters: dict[str, SegmentScatters]
+    #: ``deterministic=True`` on a floating sum, mean or product: the tree of
+    #: ``_deterministic`` (for other dtypes and reductions every order gives the same bits).
+    deterministic: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,7 +373,7 @@ class SegmentCall:
 def segment_call(
     data: Any, segment_ids: Any, num_segments: object, reduce: str, indices_are_sorted: object,
     bad_indices: object, function: str, drop_negative: bool, with_count: bool,
-    sorted_vector: bool = False, floating: bool = False,
+    sorted_vector: bool = False, floating: bool = False, deterministic: object = False,
 ) -> tuple[SegmentCall, Any, Any]:  # fmt: skip
     """``(call, data, ids)`` of the segment reduction `reduce`: its checked call, from its
     route where the call's key was seen before (a given `num_segments`; else it is read from
@@ -395,12 +398,14 @@ def segment_call(
     if num_segments is not None and _by_value(num_segments):  # else checked on every call
         options = (reduce, type(num_segments), num_segments, type(indices_are_sorted),
                    indices_are_sorted, type(bad_indices), bad_indices, drop_negative,
-                   with_count, function, sorted_vector, floating)  # fmt: skip
+                   with_count, function, sorted_vector, floating, type(deterministic),
+                   deterministic)  # fmt: skip
         key, kept = call_key(options, data, segment_ids)
     if kept is not None:  # only what the ids' values decide is left
         return _segment_call(kept, segment_ids), data, segment_ids
     named_policy = policy = normalize_policy(bad_indices)
     promises = check_promises(False, indices_are_sorted)
+    tree = check_deterministic(deterministic)
     pair = _Pair(data, segment_ids, "data", "segment_ids")
     data = pair.data_array()
     xp, as_values = pair.xp, pair.from_values[1]
@@ -442,7 +447,7 @@ def segment_call(
         promises.indices_are_sorted, reduce, reduce == "mean" or with_count, drop_negative,
         reduction_identity(xp, reduce, dtype),
         not math.prod(shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE, division,
-        division_dtype, {},
+        division_dtype, {}, tree and reduce in _TREE_REDUCTIONS and _floating(xp, dtype),
     )  # fmt: skip
     keep(key, route)
     return _segment_call(route, ids), data, ids
@@ -450,6 +455,13 @@ def segment_call(
 
 #: The dtype kinds that have gradients.
 _DIFFERENTIABLE = ("real floating", "complex floating")
+
+#: The segment reductions that ``deterministic=True`` orders (the others pick one row).
+_TREE_REDUCTIONS = ("sum", "mean", "prod")
+
+
+def _floating(xp: Any, dtype: Any) -> bool:
+    return dtype_kind(xp, dtype) in _DIFFERENTIABLE
 
 
 def _segment_call(route: SegmentRoute, ids: Any) -> SegmentCall:
@@ -605,6 +617,14 @@ _PROMISES = {
     for unique in (False, True)
     for ordered in (False, True)
 }
+
+
+def check_deterministic(deterministic: object) -> bool:
+    """`deterministic` as a bool; a ``TypeError`` naming it for anything else."""
+    if not isinstance(deterministic, bool | np.bool_):
+        msg = f"deterministic must be True or False; got {deterministic!r}"
+        raise TypeError(msg)
+    return bool(deterministic)
 
 
 def check_promises(unique_indices: object, indices_are_sorted: object) -> ScatterPromises:

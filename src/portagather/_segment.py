@@ -57,7 +57,7 @@ _PARAMETERS = """    Parameters
         What an id outside ``[0, num_segments)`` does: ``"error"`` raises ``IndexError``
         naming it (eagerly, when a Dask result is computed, under ``checkify``);
         ``"ignore"`` drops its row (TensorFlow's rule for negative ids); ``"clip"`` and
-        ``"wrap"`` move it into range; ``"unchecked"`` promises there is none.
+        ``"wrap"`` move it into range; ``"unchecked"`` promises there is none.{deterministic}
 
     Returns
     -------
@@ -69,23 +69,35 @@ _PARAMETERS = """    Parameters
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def _documented(empty: str, kinds: str = "") -> Callable[[_F], _F]:
+#: The parameter of the reductions that add or multiply (:func:`_documented`'s `tree`).
+_DETERMINISTIC = """
+    deterministic : bool, optional
+        True: floating rows are combined in one order fixed by the ids alone, a pairwise
+        tree over the rows' positions (docs/deterministic.md), so the result has the same
+        bits on every backend, mode and chunking, in every run; float16 and bfloat16
+        accumulate in float32 and round once. Integer results are exact either way."""
+
+
+def _documented(empty: str, kinds: str = "", tree: bool = False) -> Callable[[_F], _F]:
     """The decorated function's docstring with its ``{parameters}`` filled in: the shared
-    parameters of the segment reductions, the data's dtypes (`kinds`) and what an empty
-    segment holds (`empty`)."""
+    parameters of the segment reductions, the data's dtypes (`kinds`), what an empty
+    segment holds (`empty`) and, for a reduction that adds or multiplies (`tree`),
+    ``deterministic``."""
 
     def document(function: _F) -> _F:
-        parameters = _PARAMETERS.format(kinds=kinds, empty=empty).strip()
+        deterministic = _DETERMINISTIC if tree else ""
+        parameters = _PARAMETERS.format(kinds=kinds, empty=empty, deterministic=deterministic)
+        parameters = parameters.strip()
         function.__doc__ = (function.__doc__ or "").replace("{parameters}", parameters)
         return function
 
     return document
 
 
-@_documented(empty="An empty segment is 0.")
+@_documented(empty="An empty segment is 0.", tree=True)
 def segment_sum(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
-    indices_are_sorted: bool = False, bad_indices: Any = "error",
+    indices_are_sorted: bool = False, bad_indices: Any = "error", deterministic: bool = False,
 ) -> Any:  # fmt: skip
     """The sum of the rows of `data` in each segment, like ``jax.ops.segment_sum`` and
     ``tf.math.unsorted_segment_sum``: ``out[s] = sum(data[i] for i where segment_ids[i] == s)``.
@@ -107,14 +119,14 @@ def segment_sum(
     """
     return segment_reduce(
         data, segment_ids, num_segments, "sum", indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices, function="segment_sum",
+        bad_indices=bad_indices, function="segment_sum", deterministic=deterministic,
     )  # fmt: skip
 
 
-@_documented(empty="An empty segment is 0.")
+@_documented(empty="An empty segment is 0.", tree=True)
 def segment_mean(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
-    indices_are_sorted: bool = False, bad_indices: Any = "error",
+    indices_are_sorted: bool = False, bad_indices: Any = "error", deterministic: bool = False,
 ) -> Any:  # fmt: skip
     """The mean of the rows of `data` in each segment (their sum over their count).
 
@@ -134,7 +146,7 @@ def segment_mean(
     """
     return segment_reduce(
         data, segment_ids, num_segments, "mean", indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices, function="segment_mean",
+        bad_indices=bad_indices, function="segment_mean", deterministic=deterministic,
     )  # fmt: skip
 
 
@@ -194,10 +206,10 @@ def segment_min(
     )  # fmt: skip
 
 
-@_documented(empty="An empty segment is 1.")
+@_documented(empty="An empty segment is 1.", tree=True)
 def segment_prod(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
-    indices_are_sorted: bool = False, bad_indices: Any = "error",
+    indices_are_sorted: bool = False, bad_indices: Any = "error", deterministic: bool = False,
 ) -> Any:  # fmt: skip
     """The product of the rows of `data` in each segment, like ``jax.ops.segment_prod``.
 
@@ -212,5 +224,5 @@ def segment_prod(
     """
     return segment_reduce(
         data, segment_ids, num_segments, "prod", indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices, function="segment_prod",
+        bad_indices=bad_indices, function="segment_prod", deterministic=deterministic,
     )  # fmt: skip

@@ -18,6 +18,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from .._arrays import device_for_new
+from .._deterministic import tree_partials
 from .._errors import BadIndex
 from .._indices import Components, IndexAccess, flat_positions
 from .._plan import GatherPlan, row_major_strides
@@ -52,6 +53,11 @@ class Engine:
     #: ``(result, count)``, the rows per segment (int64) where `counting`, else None; or None
     #: where the plan does not serve these arrays.
     segment_plan: Callable[..., tuple[Any, Any] | None] | None = None
+    #: ``merge_rows(rows, left, right, op)``: `rows` (a new 2-d array of the tree of
+    #: ``_deterministic``) with ``rows[left] = rows[left] op rows[right]`` written in place,
+    #: for disjoint `left` rows (1-d positions, as many as `right`), returned; or None where
+    #: the engine writes no rows in place (the tree then runs with fixed shapes).
+    merge_rows: Callable[[Any, Any, Any, str], Any] | None = None
 
     def __init__(self, xp: Any) -> None:
         self.xp = xp
@@ -200,6 +206,13 @@ class Engine:
         )
         dropping = components.keep is not None
         return self.scatter_at(data, flat, updates, reduce, promises, dropping=dropping)
+
+    def tree_partials(self, values: Any, slots: Any, segments: int, op: str) -> tuple[Any, Any]:
+        """``(partial, count)``: the rows of `values` (``(N, F)``) combined by `op` (``"add"``,
+        ``"multiply"``) into `segments` segments at `slots` (``(N,)``; `segments` marks a row
+        of none) in the one order of ``_deterministic``, each empty segment holding the
+        padding, and the rows per segment in the widest integer dtype."""
+        return tree_partials(self.xp, self, values, slots, segments, op)
 
     def checked_scatter(
         self, plan: GatherPlan, index_shape: tuple[int, ...], index_dtype: Any, reduce: str,

@@ -20,6 +20,7 @@ from .._indices import Components, IndexAccess
 from .._plan import GatherPlan
 from .._scatter import ScatterPromises
 from .base import Engine, depth0_grid
+from .dask_deterministic import dask_tree_partials
 from .dask_routes import Role, has_unknown_sizes, routed_gather
 from .dask_scatter_routes import routed_scatter
 from .dask_segments import (
@@ -86,6 +87,10 @@ class DaskEngine(Engine):
         ):
             return scatter_partials(data, flat, updates, reduce)
         return routed_scatter(data, flat, updates, reduce, promises)
+
+    def tree_partials(self, values: Any, slots: Any, segments: int, op: str) -> tuple[Any, Any]:
+        """Dense partials of aligned power-of-two chunks (``dask_deterministic``)."""
+        return dask_tree_partials(values, slots, segments, op)
 
     def segment_plan(
         self, data: Any, ids: Any, num_segments: int, reduce: str, identity: int | float,

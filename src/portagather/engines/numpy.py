@@ -42,6 +42,11 @@ class NumPyEngine(Engine):
         out.fill(value)
         return out
 
+    def merge_rows(self, rows: Any, left: Any, right: Any, op: str) -> Any:
+        ufunc = np.add if op == "add" else np.multiply
+        rows[left] = ufunc(rows[left], rows[right])
+        return rows
+
     def index_block_rows(self, data: Any, indices: Any, plan: GatherPlan) -> int:
         if plan.batch_dims or indices.size < 4 * self.BLOCK or indices.ndim < 1 + plan.vector:
             return 0

@@ -312,6 +312,16 @@ class TorchEngine(Engine):
     def copy(self, data: Any) -> Any:
         return data.clone()  # stays in the autograd graph
 
+    def merge_rows(self, rows: Any, left: Any, right: Any, op: str) -> Any:
+        """In place (an index_put of distinct rows: no order to choose), but for a product
+        that autograd records: its backward reads the factors, which a later level would
+        have overwritten."""
+        merged = rows[left] + rows[right] if op == "add" else rows[left] * rows[right]
+        if op == "multiply" and rows.requires_grad:
+            return rows.index_put((left,), merged)
+        rows[left] = merged
+        return rows
+
     def select_function(self, dtype: Any) -> Any:
         twin = SIGNED_TWIN.get(dtype)
         if twin is None:

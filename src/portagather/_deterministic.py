@@ -1,0 +1,215 @@
+"""Deterministic sums and products (``deterministic=True``): one order of the operations,
+fixed by the index alone, so that every backend, mode and run gives the same bits.
+
+The order (docs/deterministic.md) is a pairwise tree over the global row positions. For a
+segment whose rows sit at positions ``p_0 < p_1 < ...`` of the flattened index (``0 ..
+N - 1``), its value over an aligned power-of-two block of positions is the value of the one
+half that holds rows of the segment, or ``left op right`` where both do; a single row is its
+value. Equivalently: pad ``N`` to ``N' = 2**ceil(log2 N)`` and combine with a perfect binary
+tree over positions, where a position outside the segment holds the padding (``-0.0`` for a
+sum, ``1`` for a product), which changes no bit: ``x + -0.0 == x`` and ``x * 1 == x`` for
+every ``x`` but a NaN, which stays a NaN (NaN payloads are no part of the contract). Because
+the tree splits at every aligned power-of-two boundary, a chunked backend computes dense
+per-chunk partials over aligned power-of-two chunks and combines them with the same tree
+(Dask: ``engines/dask_deterministic.py``).
+
+Only elementwise operations touch the values: ``+`` or ``*`` of two arrays, ``where`` and
+gathers, whose results IEEE 754 fixes. The integer work (a stable sort of the ids,
+``searchsorted``, shifts) is exact whatever order a backend chooses.
+
+Two ways to run the same tree, each written against the array API standard:
+
+- :func:`_merge_by_level` (eager, where an engine merges rows in place:
+  ``Engine.merge_rows``): the adjacent rows of a segment in sorted order, ``j`` and
+  ``j + 1``, are the two halves of one block, of level ``bit_length(p_j ^ p_{j+1})``; at that
+  level the first row of the block (found by ``searchsorted``) takes ``left op right``. The
+  levels run in increasing order, each one merge of disjoint rows, so the value work is one
+  operation per row.
+- :func:`_merge_fixed` (fixed shapes: under ``jax.jit`` and ``vmap``, on a backend without
+  in-place merges): ``ceil(log2 N)`` levels over the rows in sorted order, each row that is
+  the first of its block taking its right neighbour block's value (or the padding).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ._arrays import argsort_positions, device_for_new, dtype_name, searchsorted_positions
+from ._indices import normalize
+
+if TYPE_CHECKING:
+    from ._arguments import SegmentCall
+    from .engines import Engine
+
+#: The scatter reductions that the tree runs, and what a position outside a segment holds.
+PADDING = {"add": -0.0, "multiply": 1.0}
+
+#: The dtypes that accumulate in float32 and round once at the end.
+_WIDENED = ("float16", "bfloat16")
+
+
+def widened(xp: Any, dtype: Any) -> Any:
+    """The dtype a tree over `dtype` accumulates in: float32 for float16 and bfloat16."""
+    return xp.float32 if dtype_name(dtype) in _WIDENED else dtype
+
+
+def combine(op: str, left: Any, right: Any) -> Any:
+    """``left op right``, elementwise: the one operation that touches the values."""
+    return left + right if op == "add" else left * right
+
+
+def tree_segments(call: SegmentCall, data: Any, ids: Any) -> tuple[Any, Any] | None:
+    """``(result, count)`` of a deterministic segment sum, mean or product (the mean divided
+    here, once, in float32 for float16 and bfloat16 data), with the count of rows per segment
+    (in the namespace's widest integer dtype); None where the pipeline's scatter answers
+    already (no rows, no segments: its answer has no sum to order).
+
+    The ids are made valid by the call's policy (``_indices.normalize``); an ignored id's row
+    goes to no segment, and ``"error"`` that cannot be checked now is checked lazily, as the
+    scatter's would be."""
+    route, scatters = call.route, call.scatters
+    xp, engine, segments = route.xp, route.engine, route.num_segments
+    rows = math.prod(ids.shape)
+    if not rows or not segments:
+        return None
+    plan = scatters.scatter.plan
+    op = "multiply" if route.reduce == "prod" else "add"
+    components = normalize(xp, engine, ids, plan, scatters.policy, call.access)
+    slots = components.values[0]
+    if components.keep is not None:
+        slots = xp.where(components.keep, slots, segments)
+    elif components.keep_inside:
+        slots = engine.clamp(slots, 0, segments - 1)
+    slots = xp.reshape(slots, (rows,))
+    inner = tuple(route.result_shape[1:])
+    wide = widened(xp, route.dtype)
+    values = xp.reshape(data, (rows, math.prod(inner)))
+    if values.dtype != wide:
+        values = xp.astype(values, wide)
+    total, count = engine.tree_partials(values, slots, segments, op)
+    if op == "add":
+        total = total + 0.0  # an empty segment, -0.0 so far, is +0.0
+    if route.reduce == "mean":
+        per_row = xp.reshape(xp.astype(count, wide), (segments, 1))
+        total = total / xp.where(per_row > 0, per_row, xp.ones_like(per_row))
+    result = xp.reshape(total, route.result_shape)
+    if result.dtype != route.dtype:
+        result = xp.astype(result, route.dtype)  # the one rounding of float16 and bfloat16
+    if components.bad is not None:
+        result = engine.enforce_lazily(components.bad, ids, plan.report, result)
+    return result, count
+
+
+def tree_partials(
+    xp: Any, engine: Engine, values: Any, slots: Any, segments: int, op: str
+) -> tuple[Any, Any]:
+    """``(partial, count)``: for `values` of shape ``(N, F)`` in segments `slots` (``(N,)``,
+    in ``[0, segments]``, where `segments` marks a row of no segment), each segment's rows
+    combined by `op` in the tree over their positions ``0 .. N - 1``, with the padding
+    (:data:`PADDING`) for an empty segment; and the rows of each segment (in the widest
+    integer dtype of the slots' device). The generic plan of ``Engine.tree_partials``."""
+    n = values.shape[0]
+    wide = engine.wide_index_dtype(slots)
+    device = device_for_new(slots)
+    order = xp.astype(argsort_positions(xp, slots), wide, copy=False)
+    seg = xp.take(slots, order)
+    targets = xp.arange(segments, dtype=slots.dtype, device=device)
+    first = xp.astype(searchsorted_positions(xp, seg, targets, "left"), wide, copy=False)
+    stop = xp.astype(searchsorted_positions(xp, seg, targets, "right"), wide, copy=False)
+    count = stop - first
+    at = xp.minimum(first, n - 1)
+    pad = PADDING[op]
+    levels = (n - 1).bit_length()
+    merge = engine.merge_rows
+    if (
+        merge is not None
+        and engine.index_access(slots) == "now"
+        and _keys_fit(xp, wide, segments, levels)
+    ):
+        merged = _merge_by_level(xp, merge, values, order, seg, levels, op)
+        found = xp.take(merged, xp.take(order, at), axis=0)
+    else:
+        merged = _merge_fixed(xp, xp.take(values, order, axis=0), order, seg, levels, op)
+        found = xp.take(merged, at, axis=0)
+    empty = xp.reshape(count == 0, (segments, 1))
+    partial = xp.where(empty, xp.asarray(pad, dtype=values.dtype, device=device), found)
+    return partial, count
+
+
+def _keys_fit(xp: Any, wide: Any, segments: int, levels: int) -> bool:
+    """Whether ``segment * 2**levels + position`` fits `wide` for every row."""
+    return (segments + 1) << levels <= int(xp.iinfo(wide).max)
+
+
+def bit_length(xp: Any, x: Any) -> Any:
+    """``int.bit_length`` of each value of the non-negative integer array `x`."""
+    bits = int(xp.iinfo(x.dtype).bits)
+    length = xp.zeros_like(x)
+    shift = bits // 2
+    while shift:
+        high = xp.bitwise_right_shift(x, shift)
+        above = high > 0
+        x = xp.where(above, high, x)
+        length = length + xp.where(above, shift, 0)
+        shift //= 2
+    return length + xp.astype(x > 0, x.dtype)
+
+
+def _merge_by_level(
+    xp: Any, merge: Callable[[Any, Any, Any, str], Any], values: Any, order: Any, seg: Any,
+    levels: int, op: str,
+) -> Any:  # fmt: skip
+    """The tree's merges, level by level, on a copy of `values` (rows at their own
+    positions): every merge at level ``l`` combines the first row of a block of ``2**l``
+    positions with the first row of its right half, both holding their halves' values, by
+    `merge` (``Engine.merge_rows``)."""
+    merged = combine(op, values, PADDING[op])  # a new array with the same bits
+    if levels == 0:
+        return merged
+    same = seg[:-1] == seg[1:]
+    level = xp.where(same, bit_length(xp, xp.bitwise_xor(order[:-1], order[1:])), 0)
+    pairs = xp.nonzero(level > 0)[0]
+    if not pairs.shape[0]:
+        return merged
+    pair_level = xp.take(level, pairs)
+    keys = xp.bitwise_left_shift(seg, levels) + order  # sorted: by segment, then position
+    block = xp.bitwise_left_shift(xp.bitwise_right_shift(xp.take(keys, pairs), pair_level),
+                                  pair_level)  # fmt: skip
+    leader = searchsorted_positions(xp, keys, block, "left")
+    by_level = argsort_positions(xp, pair_level)
+    left = xp.take(order, xp.take(leader, by_level))
+    right = xp.take(order, xp.take(pairs, by_level) + 1)
+    sorted_levels = xp.take(pair_level, by_level)
+    steps = xp.arange(1, levels + 2, dtype=sorted_levels.dtype, device=device_for_new(order))
+    bounds = [int(b) for b in searchsorted_positions(xp, sorted_levels, steps, "left")]
+    for start, stop in itertools.pairwise(bounds):
+        if stop > start:
+            merged = merge(merged, left[start:stop], right[start:stop], op)
+    return merged
+
+
+def _merge_fixed(xp: Any, rows: Any, order: Any, seg: Any, levels: int, op: str) -> Any:
+    """The tree's merges over `rows` in sorted order (by segment, then position `order`),
+    with fixed shapes: at level ``l`` each row that is the first of its block of ``2**(l-1)``
+    positions takes the value of the next such block where both lie in one block of ``2**l``
+    (``following``: where the block after each row's begins)."""
+    n = rows.shape[0]
+    pad = xp.asarray(PADDING[op], dtype=rows.dtype, device=device_for_new(rows))
+    following = xp.arange(1, n + 1, dtype=order.dtype, device=device_for_new(order))
+    same_segment = seg[1:] == seg[:-1]
+    no = xp.zeros((1,), dtype=xp.bool, device=device_for_new(order))
+    for level in range(1, levels + 1):
+        below = xp.bitwise_right_shift(order, level - 1)
+        continues = xp.concat([no, same_segment & (below[1:] == below[:-1])])
+        at = xp.minimum(following, n - 1)
+        block = xp.bitwise_right_shift(order, level)
+        joins = (
+            ~continues & (following < n) & (xp.take(seg, at) == seg) & (xp.take(block, at) == block)
+        )
+        taken = xp.where(xp.reshape(joins, (n, 1)), xp.take(rows, at, axis=0), pad)
+        rows = combine(op, rows, taken)
+        following = xp.where(joins, xp.take(following, at), following)
+    return rows
