@@ -411,6 +411,13 @@ def segment_call(
     xp, as_values = pair.xp, pair.from_values[1]
     pair.check_index_dtype()
     check_segment_dtype(xp, reduce, data.dtype, function, floating)
+    if tree and reduce != "sum" and dtype_kind(xp, data.dtype) == "complex floating":
+        msg = (
+            f"{function}(deterministic=True) takes real data (complex sums only: backends "
+            "multiply and divide complex numbers by formulas of their own, whose last bits "
+            f"differ); got data of dtype {dtype_name(data.dtype)}"
+        )
+        raise TypeError(msg)
     engine = engine_for(xp)
     if sorted_vector:
         if as_values:  # (no error: values clipped into the dtype, on the data's device)

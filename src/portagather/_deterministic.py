@@ -47,6 +47,15 @@ if TYPE_CHECKING:
 #: The scatter reductions that the tree runs, and what a position outside a segment holds.
 PADDING = {"add": -0.0, "multiply": 1.0}
 
+
+def padding(xp: Any, op: str, dtype: Any) -> float | complex:
+    """What a position outside a segment holds for `op` in `dtype` (:data:`PADDING`; for a
+    complex sum, ``-0.0`` in both parts: a Python ``-0.0`` would become ``-0.0 + 0.0j``,
+    whose ``+0.0`` turns an imaginary ``-0.0`` into ``+0.0``)."""
+    if op == "add" and xp.isdtype(dtype, "complex floating"):
+        return complex(-0.0, -0.0)
+    return PADDING[op]
+
 #: The dtypes that accumulate in float32 and round once at the end.
 _WIDENED = ("float16", "bfloat16")
 
@@ -90,17 +99,29 @@ def tree_segments(call: SegmentCall, data: Any, ids: Any) -> tuple[Any, Any] | N
     if values.dtype != wide:
         values = xp.astype(values, wide)
     total, count = engine.tree_partials(values, slots, segments, op)
-    if op == "add":
-        total = total + 0.0  # an empty segment, -0.0 so far, is +0.0
+    if op == "add":  # a zero sum (-0.0 for an empty segment so far) is +0.0: as `+ 0.0`
+        # does to a real one, but XLA would fold that away
+        total = xp.where(total == 0, xp.zeros_like(total), total)
     if route.reduce == "mean":
-        per_row = xp.reshape(xp.astype(count, wide), (segments, 1))
-        total = total / xp.where(per_row > 0, per_row, xp.ones_like(per_row))
+        total = total / _divisor(xp, count, total)
     result = xp.reshape(total, route.result_shape)
     if result.dtype != route.dtype:
         result = xp.astype(result, route.dtype)  # the one rounding of float16 and bfloat16
     if components.bad is not None:
         result = engine.enforce_lazily(components.bad, ids, plan.report, result)
     return result, count
+
+
+def _divisor(xp: Any, count: Any, total: Any) -> Any:
+    """Each element's count (1 for an empty segment, whose total is 0), of `total`'s shape
+    and dtype. Gathered, not broadcast: XLA turns a division by a broadcast value into a
+    multiplication by its reciprocal, which rounds differently."""
+    segments, width = total.shape
+    per_row = xp.astype(xp.where(count > 0, count, xp.ones_like(count)), total.dtype)
+    if width == 1:
+        return xp.reshape(per_row, (segments, 1))
+    row = xp.arange(segments * width, dtype=count.dtype, device=device_for_new(count)) // width
+    return xp.reshape(xp.take(per_row, row), (segments, width))
 
 
 def tree_partials(
@@ -121,7 +142,7 @@ def tree_partials(
     stop = xp.astype(searchsorted_positions(xp, seg, targets, "right"), wide, copy=False)
     count = stop - first
     at = xp.minimum(first, n - 1)
-    pad = PADDING[op]
+    pad = padding(xp, op, values.dtype)
     levels = (n - 1).bit_length()
     merge = engine.merge_rows
     if (
@@ -129,14 +150,24 @@ def tree_partials(
         and engine.index_access(slots) == "now"
         and _keys_fit(xp, wide, segments, levels)
     ):
-        merged = _merge_by_level(xp, merge, values, order, seg, levels, op)
+        merged = _merge_by_level(xp, merge, engine.copy(values), order, seg, levels, op)
         found = xp.take(merged, xp.take(order, at), axis=0)
     else:
-        merged = _merge_fixed(xp, xp.take(values, order, axis=0), order, seg, levels, op)
+        rows = xp.take(values, order, axis=0)
+        if engine.compiles_eager_calls and engine.index_access(slots) == "now":
+            merged = engine.compiled(_fixed_steps, (xp, engine, levels, op), rows, order, seg)
+        else:
+            merged = _merge_fixed(xp, engine, rows, order, seg, levels, op)
         found = xp.take(merged, at, axis=0)
     empty = xp.reshape(count == 0, (segments, 1))
     partial = xp.where(empty, xp.asarray(pad, dtype=values.dtype, device=device), found)
     return partial, count
+
+
+def _fixed_steps(static: tuple[Any, ...], rows: Any, order: Any, seg: Any) -> Any:
+    """:func:`_merge_fixed` as ``Engine.compiled`` calls it (an eager JAX call: one program)."""
+    xp, engine, levels, op = static
+    return _merge_fixed(xp, engine, rows, order, seg, levels, op)
 
 
 def _keys_fit(xp: Any, wide: Any, segments: int, levels: int) -> bool:
@@ -162,11 +193,11 @@ def _merge_by_level(
     xp: Any, merge: Callable[[Any, Any, Any, str], Any], values: Any, order: Any, seg: Any,
     levels: int, op: str,
 ) -> Any:  # fmt: skip
-    """The tree's merges, level by level, on a copy of `values` (rows at their own
-    positions): every merge at level ``l`` combines the first row of a block of ``2**l``
+    """The tree's merges, level by level, on `values` (a copy, written in place; rows at
+    their own positions): every merge at level ``l`` combines the first row of a block of ``2**l``
     positions with the first row of its right half, both holding their halves' values, by
     `merge` (``Engine.merge_rows``)."""
-    merged = combine(op, values, PADDING[op])  # a new array with the same bits
+    merged = values
     if levels == 0:
         return merged
     same = seg[:-1] == seg[1:]
@@ -191,25 +222,33 @@ def _merge_by_level(
     return merged
 
 
-def _merge_fixed(xp: Any, rows: Any, order: Any, seg: Any, levels: int, op: str) -> Any:
+def _merge_fixed(
+    xp: Any, engine: Engine, rows: Any, order: Any, seg: Any, levels: int, op: str
+) -> Any:  # fmt: skip
     """The tree's merges over `rows` in sorted order (by segment, then position `order`),
     with fixed shapes: at level ``l`` each row that is the first of its block of ``2**(l-1)``
     positions takes the value of the next such block where both lie in one block of ``2**l``
-    (``following``: where the block after each row's begins)."""
+    (``following``: where the block after each row's begins). The levels are
+    ``Engine.repeat``'s (a loop that JAX compiles once)."""
     n = rows.shape[0]
-    pad = xp.asarray(PADDING[op], dtype=rows.dtype, device=device_for_new(rows))
+    pad = xp.asarray(padding(xp, op, rows.dtype), dtype=rows.dtype, device=device_for_new(rows))
     following = xp.arange(1, n + 1, dtype=order.dtype, device=device_for_new(order))
     same_segment = seg[1:] == seg[:-1]
     no = xp.zeros((1,), dtype=xp.bool, device=device_for_new(order))
-    for level in range(1, levels + 1):
-        below = xp.bitwise_right_shift(order, level - 1)
+
+    def level_step(level: Any, state: tuple[Any, Any]) -> tuple[Any, Any]:
+        rows, following = state
+        below = xp.bitwise_right_shift(order, level)
         continues = xp.concat([no, same_segment & (below[1:] == below[:-1])])
         at = xp.minimum(following, n - 1)
-        block = xp.bitwise_right_shift(order, level)
+        block = xp.bitwise_right_shift(order, level + 1)
         joins = (
-            ~continues & (following < n) & (xp.take(seg, at) == seg) & (xp.take(block, at) == block)
+            ~continues
+            & (following < n)
+            & (xp.take(seg, at) == seg)
+            & (xp.take(block, at) == block)
         )
         taken = xp.where(xp.reshape(joins, (n, 1)), xp.take(rows, at, axis=0), pad)
-        rows = combine(op, rows, taken)
-        following = xp.where(joins, xp.take(following, at), following)
-    return rows
+        return combine(op, rows, taken), xp.where(joins, xp.take(following, at), following)
+
+    return engine.repeat(levels, level_step, (rows, following))[0]

@@ -370,3 +370,51 @@ def ref_segment_csr(
             ids = np.zeros(rows.shape[:1], dtype=np.int64)
             out[batch + (s,)] = ref_segment(rows, ids, 1, reduce)[0]
     return out
+
+
+def ref_tree_segment(
+    data: npt.ArrayLike, segment_ids: npt.ArrayLike, num_segments: int, reduce: str = "sum"
+) -> npt.NDArray[Any]:
+    """``segment_<reduce>(..., deterministic=True, bad_indices="ignore")`` as the order of
+    docs/deterministic.md defines it, one element at a time with NumPy scalars: each
+    segment's rows (at their positions in the flattened ids; a negative id or one past the
+    end drops its row) combined by the recursion over aligned power-of-two blocks of
+    positions, in float32 for float16 and bfloat16, then a zero sum or mean made +0 (for
+    complex, where both parts are zero), the mean's division by the count, and one rounding
+    to the data's dtype. An empty segment is 0 (1 for a product)."""
+    data, ids = np.asarray(data), np.asarray(segment_ids)
+    n = ids.size
+    flat_ids = ids.reshape(-1).tolist()
+    inner = data.shape[ids.ndim :]
+    rows = data.reshape(n, -1)
+    low = data.dtype.itemsize == 2 and data.dtype.kind not in "iu"  # float16, bfloat16
+    acc = np.dtype(np.float32) if low else data.dtype
+    span = 1 << max(n - 1, 0).bit_length()
+    out = np.empty((num_segments, rows.shape[1]), dtype=acc)
+
+    def tree(positions: list[int], start: int, size: int, column: int) -> Any:
+        if len(positions) == 1:
+            return acc.type(rows[positions[0], column])
+        middle = start + size // 2
+        left = [p for p in positions if p < middle]
+        right = [p for p in positions if p >= middle]
+        if not left:
+            return tree(right, middle, size // 2, column)
+        if not right:
+            return tree(left, start, size // 2, column)
+        a, b = tree(left, start, size // 2, column), tree(right, middle, size // 2, column)
+        return a * b if reduce == "prod" else a + b
+
+    for segment in range(num_segments):
+        positions = [p for p in range(n) if flat_ids[p] == segment]
+        for column in range(rows.shape[1]):
+            if not positions:
+                value = acc.type(1 if reduce == "prod" else 0)
+            else:
+                value = tree(positions, 0, span, column)
+            if reduce != "prod" and value == 0:  # -0.0 is +0.0 (complex: both parts 0)
+                value = acc.type(0)
+            if reduce == "mean" and positions:
+                value = value / acc.type(len(positions))
+            out[segment, column] = value
+    return out.astype(data.dtype).reshape((num_segments, *inner))

@@ -214,6 +214,13 @@ class Engine:
         padding, and the rows per segment in the widest integer dtype."""
         return tree_partials(self.xp, self, values, slots, segments, op)
 
+    def repeat(self, count: int, step: Callable[[Any, Any], Any], state: Any) -> Any:
+        """``state = step(i, state)`` for ``i`` in ``range(count)``, then `state`: a Python
+        loop here; a compiled loop where the engine has one (`i` then is a 0-d array)."""
+        for i in range(count):
+            state = step(i, state)
+        return state
+
     def checked_scatter(
         self, plan: GatherPlan, index_shape: tuple[int, ...], index_dtype: Any, reduce: str,
         promises: ScatterPromises, policy: str, *, in_place: bool,

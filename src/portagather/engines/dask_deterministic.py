@@ -19,7 +19,7 @@ import dask.array as da
 import numpy as np
 from dask.delayed import delayed
 
-from .._deterministic import PADDING, combine, tree_partials
+from .._deterministic import combine, padding, tree_partials
 
 #: The fewest rows of a chunk: smaller chunks cost more partials than they save.
 _FEWEST_ROWS = 2**12
@@ -44,7 +44,7 @@ def dask_tree_partials(
     size = chunk_rows(rows, max(values.chunks[0]), segments)
     values = values.rechunk({0: size, 1: -1})
     slots = slots.rechunk({0: size})
-    pad, dtype = PADDING[op], values.dtype
+    pad, dtype = padding(np, op, values.dtype), values.dtype
     partials, counts = [], []
     for block, ids in zip(values.to_delayed()[:, 0], slots.to_delayed(), strict=True):
         both = delayed(_chunk_partial, nout=2, pure=True)(block, ids, segments, op)
