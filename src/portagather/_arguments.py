@@ -539,16 +539,18 @@ class CsrRoute:
 
 
 def csr_call(
-    data: Any, offsets: Any, reduce: object, bad_indices: object
+    data: Any, offsets: Any, reduce: object, bad_indices: object, deterministic: object = False
 ) -> tuple[CsrRoute, Any, Any]:
     """``(route, data, offsets)`` of a ``segment_csr`` call: its route found by the call's key,
     or made from every argument checked in the one order (the options, the kinds, the
     dtypes, the shapes), with the data and the offsets as arrays of one namespace."""
-    options = (type(reduce), reduce, type(bad_indices), bad_indices)
+    options = (type(reduce), reduce, type(bad_indices), bad_indices, type(deterministic),
+               deterministic)  # fmt: skip
     key, route = call_key(options, data, offsets)
     if route is not None:
         return route, data, offsets
     reduce = one_of(reduce, SEGMENT_REDUCTIONS, "reduce")
+    check_deterministic(deterministic)
     if not isinstance(bad_indices, str) or bad_indices not in _CSR_POLICIES:
         msg = (
             "bad_indices must be 'error' or 'unchecked' for offsets (a bad offset has no "

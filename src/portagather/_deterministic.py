@@ -56,6 +56,7 @@ def padding(xp: Any, op: str, dtype: Any) -> float | complex:
         return complex(-0.0, -0.0)
     return PADDING[op]
 
+
 #: The dtypes that accumulate in float32 and round once at the end.
 _WIDENED = ("float16", "bfloat16")
 
@@ -243,10 +244,7 @@ def _merge_fixed(
         at = xp.minimum(following, n - 1)
         block = xp.bitwise_right_shift(order, level + 1)
         joins = (
-            ~continues
-            & (following < n)
-            & (xp.take(seg, at) == seg)
-            & (xp.take(block, at) == block)
+            ~continues & (following < n) & (xp.take(seg, at) == seg) & (xp.take(block, at) == block)
         )
         taken = xp.where(xp.reshape(joins, (n, 1)), xp.take(rows, at, axis=0), pad)
         return combine(op, rows, taken), xp.where(joins, xp.take(following, at), following)

@@ -20,9 +20,11 @@ from ._plan import Offsets
 from .engines import Engine
 
 
-def _csr(data: Any, offsets: Any, reduce: object, bad_indices: object) -> Any:
+def _csr(
+    data: Any, offsets: Any, reduce: object, bad_indices: object, deterministic: object = False
+) -> Any:
     """The segment reduction of `data` split by CSR `offsets` (see :func:`segment_csr`)."""
-    checked, data, offsets = csr_call(data, offsets, reduce, bad_indices)
+    checked, data, offsets = csr_call(data, offsets, reduce, bad_indices, deterministic)
     xp, engine, shape, axis = checked.xp, checked.engine, checked.shape, checked.axis
     function = f'segment_csr(reduce="{checked.reduce}")'
     offsets = engine.laid_out(offsets)
@@ -35,12 +37,13 @@ def _csr(data: Any, offsets: Any, reduce: object, bad_indices: object) -> Any:
         reduced = segment_reduce(
             rows, ids, math.prod(shape[:axis]) * checked.segments, checked.reduce,
             indices_are_sorted=True, bad_indices=policy, function=function,
+            deterministic=deterministic,
         )  # fmt: skip
         return xp.reshape(reduced, result_shape)
     ids, count = _ids_from_offsets(xp, engine, offsets, shape, axis, rows)
     reduced = segment_reduce(
         rows, ids, count, checked.reduce, indices_are_sorted=True, bad_indices="ignore",
-        function=function,
+        function=function, deterministic=deterministic,
     )  # fmt: skip
     result = xp.reshape(reduced, result_shape)
     if checked.policy == "error":
@@ -147,7 +150,10 @@ def _enforce_offsets(
         raise ValueError(msg) from None
 
 
-def segment_csr(data: Any, offsets: Any, *, reduce: str = "sum", bad_indices: Any = "error") -> Any:
+def segment_csr(
+    data: Any, offsets: Any, *, reduce: str = "sum", bad_indices: Any = "error",
+    deterministic: bool = False,
+) -> Any:  # fmt: skip
     """The reduction of the segments of `data` that CSR `offsets` mark, like torch_scatter's
     ``segment_csr`` and ``torch.segment_reduce(..., offsets=...)``: segment ``s`` is
     ``data[offsets[s]:offsets[s + 1]]``.
@@ -170,6 +176,10 @@ def segment_csr(data: Any, offsets: Any, *, reduce: str = "sum", bad_indices: An
         smaller than the one before it (eagerly, when a Dask result is computed, under
         ``checkify``); ``"unchecked"`` promises there is none (for a bad offset the result
         is unspecified, but nothing outside the arrays is read or written).
+    deterministic : bool, optional
+        As for :func:`segment_sum`: a floating sum, mean or product in one order, the
+        pairwise tree over the rows' positions (of the data viewed as
+        ``(prod(data.shape[:k + 1]), ...)``), with the same bits on every backend.
 
     Returns
     -------
@@ -185,4 +195,4 @@ def segment_csr(data: Any, offsets: Any, *, reduce: str = "sum", bad_indices: An
     >>> pg.segment_csr(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), [0, 2, 2, 5], reduce="max")
     array([  2., -inf,   5.])
     """
-    return _csr(data, offsets, reduce, bad_indices)
+    return _csr(data, offsets, reduce, bad_indices, deterministic)
