@@ -99,7 +99,8 @@ def tree_segments(call: SegmentCall, data: Any, ids: Any) -> tuple[Any, Any] | N
     values = xp.reshape(data, (rows, math.prod(inner)))
     if values.dtype != wide:
         values = xp.astype(values, wide)
-    total, count = engine.tree_partials(values, slots, segments, op)
+    in_order = route.ids_sorted and components.keep is None  # (no row moved to the end)
+    total, count = engine.tree_partials(values, slots, segments, op, in_order)
     if op == "add":  # a zero sum (-0.0 for an empty segment so far) is +0.0: as `+ 0.0`
         # does to a real one, but XLA would fold that away
         total = xp.where(total == 0, xp.zeros_like(total), total)
@@ -126,18 +127,25 @@ def _divisor(xp: Any, count: Any, total: Any) -> Any:
 
 
 def tree_partials(
-    xp: Any, engine: Engine, values: Any, slots: Any, segments: int, op: str
-) -> tuple[Any, Any]:
+    xp: Any, engine: Engine, values: Any, slots: Any, segments: int, op: str,
+    in_order: bool = False,
+) -> tuple[Any, Any]:  # fmt: skip
     """``(partial, count)``: for `values` of shape ``(N, F)`` in segments `slots` (``(N,)``,
     in ``[0, segments]``, where `segments` marks a row of no segment), each segment's rows
     combined by `op` in the tree over their positions ``0 .. N - 1``, with the padding
     (:data:`PADDING`) for an empty segment; and the rows of each segment (in the widest
-    integer dtype of the slots' device). The generic plan of ``Engine.tree_partials``."""
+    integer dtype of the slots' device). The generic plan of ``Engine.tree_partials``.
+    `in_order`: the caller promised sorted slots (``indices_are_sorted``), so no sort (with
+    unsorted ones the result is unspecified: the rows out of order are not merged right)."""
     n = values.shape[0]
     wide = engine.wide_index_dtype(slots)
     device = device_for_new(slots)
-    order = xp.astype(argsort_positions(xp, slots), wide, copy=False)
-    seg = xp.take(slots, order)
+    if in_order:
+        order = xp.arange(n, dtype=wide, device=device)
+        seg = slots
+    else:
+        order = xp.astype(argsort_positions(xp, slots), wide, copy=False)
+        seg = xp.take(slots, order)
     targets = xp.arange(segments, dtype=slots.dtype, device=device)
     first = xp.astype(searchsorted_positions(xp, seg, targets, "left"), wide, copy=False)
     stop = xp.astype(searchsorted_positions(xp, seg, targets, "right"), wide, copy=False)
@@ -145,21 +153,20 @@ def tree_partials(
     at = xp.minimum(first, n - 1)
     pad = padding(xp, op, values.dtype)
     levels = (n - 1).bit_length()
+    # Sorted, a segment's merges touch nearby rows; and the merges write a new array.
+    rows = engine.copy(values) if in_order else xp.take(values, order, axis=0)
     merge = engine.merge_rows
     if (
         merge is not None
         and engine.index_access(slots) == "now"
         and _keys_fit(xp, wide, segments, levels)
     ):
-        merged = _merge_by_level(xp, merge, engine.copy(values), order, seg, levels, op)
-        found = xp.take(merged, xp.take(order, at), axis=0)
+        merged = _merge_by_level(xp, merge, rows, order, seg, levels, op)
+    elif engine.compiles_eager_calls and engine.index_access(slots) == "now":
+        merged = engine.compiled(_fixed_steps, (xp, engine, levels, op), rows, order, seg)
     else:
-        rows = xp.take(values, order, axis=0)
-        if engine.compiles_eager_calls and engine.index_access(slots) == "now":
-            merged = engine.compiled(_fixed_steps, (xp, engine, levels, op), rows, order, seg)
-        else:
-            merged = _merge_fixed(xp, engine, rows, order, seg, levels, op)
-        found = xp.take(merged, at, axis=0)
+        merged = _merge_fixed(xp, engine, rows, order, seg, levels, op)
+    found = xp.take(merged, at, axis=0)
     empty = xp.reshape(count == 0, (segments, 1))
     partial = xp.where(empty, xp.asarray(pad, dtype=values.dtype, device=device), found)
     return partial, count
@@ -177,6 +184,16 @@ def _keys_fit(xp: Any, wide: Any, segments: int, levels: int) -> bool:
 
 
 def bit_length(xp: Any, x: Any) -> Any:
+    """``int.bit_length`` of each value of the non-negative integer array `x` (below
+    ``2**53``), in its dtype: the exponent of its float64 value where the namespace has
+    ``frexp`` (exact: such an integer is a float64), else by halving shifts."""
+    frexp = getattr(xp, "frexp", None)
+    if frexp is not None and hasattr(xp, "float64"):
+        return xp.astype(frexp(xp.astype(x, xp.float64))[1], x.dtype)
+    return bit_length_by_shifts(xp, x)
+
+
+def bit_length_by_shifts(xp: Any, x: Any) -> Any:
     """``int.bit_length`` of each value of the non-negative integer array `x`."""
     bits = int(xp.iinfo(x.dtype).bits)
     length = xp.zeros_like(x)
@@ -191,36 +208,35 @@ def bit_length(xp: Any, x: Any) -> Any:
 
 
 def _merge_by_level(
-    xp: Any, merge: Callable[[Any, Any, Any, str], Any], values: Any, order: Any, seg: Any,
+    xp: Any, merge: Callable[[Any, Any, Any, str], Any], rows: Any, order: Any, seg: Any,
     levels: int, op: str,
 ) -> Any:  # fmt: skip
-    """The tree's merges, level by level, on `values` (a copy, written in place; rows at
-    their own positions): every merge at level ``l`` combines the first row of a block of ``2**l``
-    positions with the first row of its right half, both holding their halves' values, by
-    `merge` (``Engine.merge_rows``)."""
-    merged = values
+    """The tree's merges, level by level, on `rows` (a new array, in sorted order: by segment,
+    then position `order`; written in place by `merge`, ``Engine.merge_rows``). Two rows
+    ``j`` and ``j + 1`` of one segment are the first rows of the two halves of a block of
+    ``2**l`` positions, ``l = bit_length(p_j ^ p_{j+1})``; at level ``l`` the first row of the
+    block (found among the keys ``segment * 2**levels + position``) takes ``left op right``,
+    both holding their halves' values. Each level's merges touch distinct rows."""
     if levels == 0:
-        return merged
-    same = seg[:-1] == seg[1:]
-    level = xp.where(same, bit_length(xp, xp.bitwise_xor(order[:-1], order[1:])), 0)
-    pairs = xp.nonzero(level > 0)[0]
+        return rows
+    pairs = xp.nonzero(seg[:-1] == seg[1:])[0]
     if not pairs.shape[0]:
-        return merged
-    pair_level = xp.take(level, pairs)
+        return rows
+    here, after = xp.take(order, pairs), xp.take(order, pairs + 1)
+    pair_level = bit_length(xp, xp.bitwise_xor(here, after))
     keys = xp.bitwise_left_shift(seg, levels) + order  # sorted: by segment, then position
     block = xp.bitwise_left_shift(xp.bitwise_right_shift(xp.take(keys, pairs), pair_level),
                                   pair_level)  # fmt: skip
-    leader = searchsorted_positions(xp, keys, block, "left")
-    by_level = argsort_positions(xp, pair_level)
-    left = xp.take(order, xp.take(leader, by_level))
-    right = xp.take(order, xp.take(pairs, by_level) + 1)
-    sorted_levels = xp.take(pair_level, by_level)
-    steps = xp.arange(1, levels + 2, dtype=sorted_levels.dtype, device=device_for_new(order))
-    bounds = [int(b) for b in searchsorted_positions(xp, sorted_levels, steps, "left")]
+    left = searchsorted_positions(xp, keys, block, "left")  # (sorted queries: the fastest)
+    by_level = argsort_positions(xp, xp.astype(pair_level, xp.uint8))  # (a radix sort)
+    left, right = xp.take(left, by_level), xp.take(pairs, by_level) + 1
+    pair_level = xp.take(pair_level, by_level)
+    steps = xp.arange(1, levels + 2, dtype=pair_level.dtype, device=device_for_new(order))
+    bounds = [int(b) for b in searchsorted_positions(xp, pair_level, steps, "left")]
     for start, stop in itertools.pairwise(bounds):
         if stop > start:
-            merged = merge(merged, left[start:stop], right[start:stop], op)
-    return merged
+            rows = merge(rows, left[start:stop], right[start:stop], op)
+    return rows
 
 
 def _merge_fixed(

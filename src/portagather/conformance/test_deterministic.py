@@ -132,6 +132,29 @@ def test_bits_of_the_tree(backend, mode, repro, op):
     each_drawn(6, st.tuples(st.sampled_from(FAMILIES), st.integers(0, 2**20)), check)
 
 
+@pytest.mark.cell("deterministic sorted {mode}")
+@pytest.mark.parametrize("op", OPS)
+def test_sorted_promise(backend, mode, repro, op):
+    """Sorted ids under ``indices_are_sorted=True`` (no sort is made), and the CSR form."""
+    values, ids, segments = _case("duplicated", 11, op)
+    ids = np.sort(ids)
+    data = values.astype(np.float32)
+    function = getattr(pg, op)
+
+    def run(d: Any, i: Any) -> Any:
+        return function(d, i, segments, deterministic=True, indices_are_sorted=True,
+                        bad_indices="unchecked")  # fmt: skip
+
+    repro.text = f"pg.{op}(sorted ids, indices_are_sorted=True, deterministic=True)"
+    want = ref_tree_segment(data, ids, segments, op.removeprefix("segment_"))
+    out = in_mode(run, mode)(backend.asarray(data), backend.asarray(ids))
+    assert_same_bits(backend.to_numpy(out), want)
+    offsets = np.searchsorted(ids, np.arange(segments + 1))
+    csr = pg.segment_csr(backend.asarray(data), backend.asarray(offsets),
+                         reduce=op.removeprefix("segment_"), deterministic=True)  # fmt: skip
+    assert_same_bits(backend.to_numpy(csr), want)
+
+
 @pytest.mark.cell("deterministic chunks")
 @pytest.mark.only("dask")
 @pytest.mark.parametrize("op", OPS)

@@ -207,12 +207,15 @@ class Engine:
         dropping = components.keep is not None
         return self.scatter_at(data, flat, updates, reduce, promises, dropping=dropping)
 
-    def tree_partials(self, values: Any, slots: Any, segments: int, op: str) -> tuple[Any, Any]:
+    def tree_partials(
+        self, values: Any, slots: Any, segments: int, op: str, in_order: bool
+    ) -> tuple[Any, Any]:  # fmt: skip
         """``(partial, count)``: the rows of `values` (``(N, F)``) combined by `op` (``"add"``,
         ``"multiply"``) into `segments` segments at `slots` (``(N,)``; `segments` marks a row
         of none) in the one order of ``_deterministic``, each empty segment holding the
-        padding, and the rows per segment in the widest integer dtype."""
-        return tree_partials(self.xp, self, values, slots, segments, op)
+        padding, and the rows per segment in the widest integer dtype. `in_order`: the
+        slots are promised sorted."""
+        return tree_partials(self.xp, self, values, slots, segments, op, in_order)
 
     def repeat(self, count: int, step: Callable[[Any, Any], Any], state: Any) -> Any:
         """``state = step(i, state)`` for ``i`` in ``range(count)``, then `state`: a Python

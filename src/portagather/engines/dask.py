@@ -88,9 +88,11 @@ class DaskEngine(Engine):
             return scatter_partials(data, flat, updates, reduce)
         return routed_scatter(data, flat, updates, reduce, promises)
 
-    def tree_partials(self, values: Any, slots: Any, segments: int, op: str) -> tuple[Any, Any]:
+    def tree_partials(
+        self, values: Any, slots: Any, segments: int, op: str, in_order: bool
+    ) -> tuple[Any, Any]:  # fmt: skip
         """Dense partials of aligned power-of-two chunks (``dask_deterministic``)."""
-        return dask_tree_partials(values, slots, segments, op)
+        return dask_tree_partials(values, slots, segments, op, in_order)
 
     def segment_plan(
         self, data: Any, ids: Any, num_segments: int, reduce: str, identity: int | float,

@@ -37,7 +37,7 @@ def chunk_rows(rows: int, largest: int, segments: int) -> int:
 
 
 def dask_tree_partials(
-    values: Any, slots: Any, segments: int, op: str
+    values: Any, slots: Any, segments: int, op: str, in_order: bool = False
 ) -> tuple[Any, Any]:  # fmt: skip
     """``(partial, count)`` as ``_deterministic.tree_partials``, for Dask arrays."""
     rows, width = values.shape
@@ -47,7 +47,7 @@ def dask_tree_partials(
     pad, dtype = padding(np, op, values.dtype), values.dtype
     partials, counts = [], []
     for block, ids in zip(values.to_delayed()[:, 0], slots.to_delayed(), strict=True):
-        both = delayed(_chunk_partial, nout=2, pure=True)(block, ids, segments, op)
+        both = delayed(_chunk_partial, nout=2, pure=True)(block, ids, segments, op, in_order)
         partials.append(da.from_delayed(both[0], (segments, width), dtype=dtype))
         counts.append(da.from_delayed(both[1], (segments,), dtype=np.int64))
     while len(partials) > 1:
@@ -59,10 +59,12 @@ def dask_tree_partials(
     return partials[0], counts[0]
 
 
-def _chunk_partial(values: Any, slots: Any, segments: int, op: str) -> tuple[Any, Any]:
+def _chunk_partial(
+    values: Any, slots: Any, segments: int, op: str, in_order: bool
+) -> tuple[Any, Any]:  # fmt: skip
     """One chunk's partial and counts, by the engine of its arrays' namespace."""
     from . import engine_for  # (engines/__init__ imports this module's engine)
 
     xp = aac.array_namespace(values, slots)
-    partial, count = tree_partials(xp, engine_for(xp), values, slots, segments, op)
+    partial, count = tree_partials(xp, engine_for(xp), values, slots, segments, op, in_order)
     return partial, xp.astype(count, xp.int64)
