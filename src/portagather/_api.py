@@ -31,7 +31,7 @@ from ._arguments import (
 )
 from ._arguments import int_argument as _int_argument
 from ._arrays import Unread, divided_mean, fill_array
-from ._deterministic import tree_segments
+from ._deterministic import tree_scatter, tree_segments
 from ._errors import raise_first_bad
 from ._indices import IndexAccess, all_in_range, judge_ranges, normalize, resolve_default, to_wide
 from ._plan import (
@@ -137,14 +137,20 @@ def run_scatter(
     bad_indices: object,
     unique_indices: object,
     indices_are_sorted: object,
+    deterministic: object = False,
 ) -> Any:
     """The scatters' pipeline: the route of the checked call (``_arguments.scatter_call``),
     then one scatter of the updates at the places the gather would read, under the caller's
-    promises about the index."""
+    promises about the index (with `deterministic`, a floating add or multiply in the one
+    order of ``_deterministic``)."""
     route, data, indices, updates = scatter_call(
         op, data, indices, updates, arguments, reduce, bad_indices, unique_indices,
-        indices_are_sorted,
+        indices_are_sorted, deterministic,
     )  # fmt: skip
+    if deterministic:
+        found = tree_scatter(route, data, indices, updates)
+        if found is not None:
+            return found
     return scatter_route(route, data, indices, updates)
 
 
@@ -644,6 +650,7 @@ def scatter_nd(
     bad_indices: Policy = "error",
     unique_indices: bool = False,
     indices_are_sorted: bool = False,
+    deterministic: bool = False,
 ) -> Array:
     """`params` with `updates` written at index vectors, like TensorFlow's
     ``tensor_scatter_nd_update`` / ``_add`` / ``_min`` / ``_max``: the inverse of
@@ -679,6 +686,12 @@ def scatter_nd(
         sorted kernel and compute the same result without it. Broken, the elements the
         updates land on hold unspecified values (under ``"update"``, their own or one of
         those updates); every other element keeps its value.
+    deterministic : bool, optional
+        With ``"add"`` or ``"multiply"`` on floating data: the updates of each element are
+        combined in one order fixed by the index alone, a pairwise tree over their positions
+        in the updates (row-major; docs/deterministic.md), then combined with the element's
+        value (``out = x op tree``), so the result has the same bits on every backend and in
+        every run; float16 and bfloat16 in float32, rounded once.
 
     Returns
     -------
@@ -699,7 +712,7 @@ def scatter_nd(
     """
     return run_scatter(  # type: ignore[no-any-return]
         SCATTER_ND, params, indices, updates, (_int_argument(batch_dims, "batch_dims"),),
-        reduce, bad_indices, unique_indices, indices_are_sorted,
+        reduce, bad_indices, unique_indices, indices_are_sorted, deterministic,
     )  # fmt: skip
 
 
@@ -713,6 +726,7 @@ def scatter_d(
     bad_indices: Policy = "error",
     unique_indices: bool = False,
     indices_are_sorted: bool = False,
+    deterministic: bool = False,
 ) -> Array:
     """`x` with `src` written along `dim` at `index`, like ``torch.scatter`` /
     ``scatter_reduce``, MindSpore's ``TensorScatterElements`` and ONNX ``ScatterElements``:
@@ -734,10 +748,11 @@ def scatter_d(
         is scattered (as in ``torch.scatter``).
     reduce, bad_indices : str, optional
         See :func:`scatter_nd`.
-    unique_indices, indices_are_sorted : bool, optional
+    unique_indices, indices_are_sorted, deterministic : bool, optional
         Promises about the index, as in :func:`scatter_nd`. Sorted means that the targets
         ``(i_0, ..., index[i], ..., i_{n-1})``, in row-major order of `index`, never decrease
         in row-major order of `x` (along the last axis: each row of `index` sorted).
+        `deterministic` as in :func:`scatter_nd`.
 
     Returns
     -------
@@ -756,7 +771,7 @@ def scatter_d(
     """
     return run_scatter(  # type: ignore[no-any-return]
         SCATTER_D, x, index, src, (_int_argument(dim, "dim"),), reduce, bad_indices,
-        unique_indices, indices_are_sorted,
+        unique_indices, indices_are_sorted, deterministic,
     )  # fmt: skip
 
 
@@ -771,6 +786,7 @@ def put_along_axis(
     bad_indices: Policy = "error",
     unique_indices: bool = False,
     indices_are_sorted: bool = False,
+    deterministic: bool = False,
 ) -> Array:
     """`x` with `values` written along `axis` at `indices`, like ``numpy.put_along_axis`` but
     returning a new array: the inverse of :func:`take_along_axis`.
@@ -788,10 +804,11 @@ def put_along_axis(
         The axis written along, ``-x.ndim <= axis < x.ndim``.
     reduce, bad_indices : str, optional
         As in :func:`scatter_nd`: how updates combine, and what a bad index does.
-    unique_indices, indices_are_sorted : bool, optional
+    unique_indices, indices_are_sorted, deterministic : bool, optional
         Promises about the index, as in :func:`scatter_nd`. Sorted means that the targets,
         in row-major order of the values (broadcast), never decrease in row-major order of
-        `x` (along the last axis: each row of `indices` sorted).
+        `x` (along the last axis: each row of `indices` sorted). `deterministic` as in
+        :func:`scatter_nd`.
 
     Returns
     -------
@@ -809,5 +826,5 @@ def put_along_axis(
     """
     return run_scatter(  # type: ignore[no-any-return]
         PUT_ALONG_AXIS, x, indices, values, (_int_argument(axis, "axis"),), reduce, bad_indices,
-        unique_indices, indices_are_sorted,
+        unique_indices, indices_are_sorted, deterministic,
     )  # fmt: skip

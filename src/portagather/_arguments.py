@@ -232,6 +232,7 @@ def scatter_call(
     bad_indices: object,
     unique_indices: object,
     indices_are_sorted: object,
+    deterministic: object = False,
 ) -> tuple[Route, Any, Any, Any]:
     """``(route, data, indices, updates)`` of a scatter, as :func:`gather_call`'s: `updates`
     as an array of the data's namespace and dtype, of the gather's result shape. The route's
@@ -243,10 +244,11 @@ def scatter_call(
     used, as in ``torch.scatter``) or ``"broadcast"`` (``put_along_axis``); ``"slices"`` and
     ``"slices, broadcast"`` are the last two for slices along one axis at a vector index,
     described as PyTorch's ``index_reduce`` and ``index_add`` describe them.
+    `deterministic` is checked with the options, and refused for a complex product.
     """
     options = (op, arguments, type(reduce), reduce, type(bad_indices), bad_indices,
                type(unique_indices), unique_indices, type(indices_are_sorted),
-               indices_are_sorted)  # fmt: skip
+               indices_are_sorted, type(deterministic), deterministic)  # fmt: skip
     key, route = call_key(options, data, indices, updates)
     if route is not None:
         if not route.updates_as_given:  # the same cast, cut or broadcast as the first call's
@@ -258,6 +260,7 @@ def scatter_call(
     policy = normalize_policy(bad_indices)
     reduce = check_reduce(reduce)
     promised = check_promises(unique_indices, indices_are_sorted)
+    tree = check_deterministic(deterministic)
     pair = _Pair(data, indices, data_name, index_name)
     given = Updates(pair.xp, pair.data_given, pair.data_name, updates, update_name)
     plan = plan_for(op.planner, pair.data, pair.indices, data_name, index_name, arguments)
@@ -266,6 +269,13 @@ def scatter_call(
     pair.check_index_dtype()
     xp = pair.xp
     reduction = check_reduce_dtype(xp, reduce, data.dtype, data_name)
+    if tree and reduction == "multiply" and dtype_kind(xp, data.dtype) == "complex floating":
+        msg = (
+            f'reduce="multiply" with deterministic=True takes real {data_name} (backends '
+            "multiply complex numbers by formulas of their own, whose last bits differ); "
+            f"got {dtype_name(data.dtype)}"
+        )
+        raise TypeError(msg)
     given.check_dtype(data.dtype)
     updates = given.array(data, plan.out_shape, fit)
     as_given = updates is given.given  # no cast, cut or broadcast

@@ -37,11 +37,18 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ._arrays import argsort_positions, device_for_new, dtype_name, searchsorted_positions
-from ._indices import normalize
+from ._arrays import (
+    argsort_positions,
+    device_for_new,
+    dtype_kind,
+    dtype_name,
+    searchsorted_positions,
+)
+from ._indices import normalize, resolve_default
+from ._scatter import flat_targets, target_axes
 
 if TYPE_CHECKING:
-    from ._arguments import SegmentCall
+    from ._arguments import Route, SegmentCall
     from .engines import Engine
 
 #: The scatter reductions that the tree runs, and what a position outside a segment holds.
@@ -112,6 +119,53 @@ def tree_segments(call: SegmentCall, data: Any, ids: Any) -> tuple[Any, Any] | N
     if components.bad is not None:
         result = engine.enforce_lazily(components.bad, ids, plan.report, result)
     return result, count
+
+
+def tree_scatter(route: Route, data: Any, indices: Any, updates: Any) -> Any | None:
+    """The deterministic scatter (``deterministic=True``) of `route` (checked) where it adds
+    or multiplies floating data: each element's updates, at their positions in the
+    row-major updates, combined by the tree, then ``out = data op tree`` where any landed
+    (float16 and bfloat16 in float32, rounded once); None where the reduction has no order
+    to fix or the pipeline answers itself (no update, an empty axis)."""
+    xp, engine, plan = route.xp, route.engine, route.plan
+    op = route.reduction
+    if op not in PADDING or dtype_kind(xp, data.dtype) not in _FLOATING:
+        return None
+    if plan.reads_nothing or 0 in plan.axis_sizes:
+        return None
+    indices = engine.laid_out(indices)
+    access = engine.index_access(indices)
+    policy = resolve_default(route.policy, access)
+    components = normalize(xp, engine, indices, plan, policy, access)
+    shape = tuple(data.shape)
+    size, count = math.prod(shape), math.prod(plan.out_shape)
+    wide_index = engine.wide_index_dtype(data)
+    axes = target_axes(xp, components.values, plan, shape, wide_index)
+    flat = flat_targets(xp, axes, shape, plan.out_shape, wide_index)
+    flat = engine.kept_inside(
+        flat, components, size - 1, dropped_at=size, clamp=True, keep_shape=plan.mask_shape
+    )
+    wide = widened(xp, data.dtype)
+    values = xp.reshape(updates, (count, 1))
+    if values.dtype != wide:
+        values = xp.astype(values, wide)
+    total, landed = engine.tree_partials(
+        engine.laid_out(values), engine.laid_out(xp.reshape(flat, (count,))), size, op, False
+    )
+    target = xp.reshape(data, (size, 1))
+    if target.dtype != wide:
+        target = xp.astype(target, wide)
+    combined = xp.where(xp.reshape(landed > 0, (size, 1)), combine(op, target, total), target)
+    result = xp.reshape(combined, shape)
+    if result.dtype != data.dtype:
+        result = xp.astype(result, data.dtype)  # the one rounding of float16 and bfloat16
+    if components.bad is not None:
+        result = engine.enforce_lazily(components.bad, indices, plan.report, result)
+    return result
+
+
+#: The dtype kinds whose adds and products the tree orders.
+_FLOATING = ("real floating", "complex floating")
 
 
 def _divisor(xp: Any, count: Any, total: Any) -> Any:

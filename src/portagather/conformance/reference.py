@@ -418,3 +418,41 @@ def ref_tree_segment(
                 value = value / acc.type(len(positions))
             out[segment, column] = value
     return out.astype(data.dtype).reshape((num_segments, *inner))
+
+
+def ref_tree_scatter(
+    data: npt.ArrayLike, targets: list[int | None], updates: npt.ArrayLike, reduce: str
+) -> npt.NDArray[Any]:
+    """A scatter ``"add"`` or ``"multiply"`` with ``deterministic=True`` as
+    docs/deterministic.md defines it: `targets` holds the flat (row-major) position in
+    `data` of each element of the row-major `updates` (None: dropped); each element's
+    updates are combined by the tree over their positions in the updates, then with the
+    element's value (``out = data op tree``), in float32 for float16 and bfloat16, rounded
+    once. Plain loops of NumPy scalars."""
+    data, updates = np.asarray(data), np.asarray(updates).reshape(-1)
+    low = data.dtype.itemsize == 2 and data.dtype.kind not in "iu"
+    acc = np.dtype(np.float32) if low else data.dtype
+    span = 1 << max(len(targets) - 1, 0).bit_length()
+    flat = data.reshape(-1).astype(acc)
+
+    def tree(positions: list[int], start: int, size: int) -> Any:
+        if len(positions) == 1:
+            return acc.type(updates[positions[0]])
+        middle = start + size // 2
+        left = [p for p in positions if p < middle]
+        right = [p for p in positions if p >= middle]
+        if not left:
+            return tree(right, middle, size // 2)
+        if not right:
+            return tree(left, start, size // 2)
+        a, b = tree(left, start, size // 2), tree(right, middle, size // 2)
+        return a * b if reduce == "multiply" else a + b
+
+    by_target: dict[int, list[int]] = {}
+    for position, target in enumerate(targets):
+        if target is not None:
+            by_target.setdefault(target, []).append(position)
+    for target, positions in by_target.items():
+        value = tree(positions, 0, span)
+        flat[target] = flat[target] * value if reduce == "multiply" else flat[target] + value
+    return flat.astype(data.dtype).reshape(data.shape)

@@ -16,7 +16,7 @@ import portagather as pg
 from .backends import Backend
 from .cases import BFLOAT16_BACKENDS, bfloat16_array, bfloat16_values
 from .modes import in_mode
-from .reference import ref_tree_segment
+from .reference import ref_tree_scatter, ref_tree_segment
 from .runs import each_drawn
 
 OPS = ("segment_sum", "segment_mean", "segment_prod")
@@ -153,6 +153,73 @@ def test_sorted_promise(backend, mode, repro, op):
     csr = pg.segment_csr(backend.asarray(data), backend.asarray(offsets),
                          reduce=op.removeprefix("segment_"), deterministic=True)  # fmt: skip
     assert_same_bits(backend.to_numpy(csr), want)
+
+
+SCATTERS = ("scatter_nd", "scatter_d", "put_along_axis")
+
+
+def _scatter_case(
+    op: str, seed: int, reduce: str
+) -> tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any], list[int | None], dict[str, Any]]:
+    """``(x, index, updates, targets, kwargs)``: a scatter with many updates per element (a
+    few index values out of range, dropped under "ignore"), and the flat target of each
+    update element, found by plain loops."""
+    rng = np.random.default_rng(seed)
+    rows, width = int(rng.integers(1, 12)), int(rng.integers(1, 4))
+    count = int(rng.integers(1, 400))
+    if reduce == "multiply":
+        x = rng.uniform(0.5, 2.0, (rows, width))
+        updates = rng.uniform(0.95, 1.05, (count, width))
+    else:
+        x = rng.standard_normal((rows, width))
+        updates = rng.standard_normal((count, width)) * 10.0 ** rng.integers(-3, 4, (count, 1))
+        updates[rng.random((count, width)) < 0.05] = -0.0
+    targets: list[int | None] = []
+    if op == "scatter_nd":
+        index = rng.integers(-1, rows + 1, (count, 1))
+        for k in range(count):
+            for j in range(width):
+                valid = 0 <= index[k, 0] < rows
+                targets.append(int(index[k, 0]) * width + j if valid else None)
+        return x, index, updates, targets, {}
+    index = rng.integers(0, rows, (count, width))  # along axis 0, each column its own
+    for k in range(count):
+        for j in range(width):
+            targets.append(int(index[k, j]) * width + j)
+    kwargs = {"axis": 0} if op == "put_along_axis" else {}
+    return x, index, updates, targets, kwargs
+
+
+@pytest.mark.cell("deterministic scatters {mode}")
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+@pytest.mark.parametrize("op", SCATTERS)
+def test_scatter_bits_of_the_tree(backend, mode, repro, op, reduce):
+    """``out = x op tree(updates)`` per element, against the plain-loop tree, in every
+    floating dtype the backend holds, twice each."""
+
+    def check(seed: int) -> None:
+        x, index, updates, targets, kwargs = _scatter_case(op, seed, reduce)
+
+        def run(a: Any, i: Any, u: Any) -> Any:
+            options = {"reduce": reduce, "bad_indices": "ignore", "deterministic": True}
+            if op == "scatter_d":
+                return pg.scatter_d(a, 0, i, u, **options)
+            return getattr(pg, op)(a, i, u, **options, **kwargs)
+
+        run_in_mode = in_mode(run, mode)
+        for dtype in _dtypes(backend, "segment_prod" if reduce == "multiply" else "segment_sum"):
+            data, values = _in_dtype(x, dtype), _in_dtype(updates, dtype)
+            repro.text = f"pg.{op}({dtype} seed={seed}, reduce={reduce!r}, deterministic=True)"
+            want = ref_tree_scatter(data, targets, values, reduce)
+            if dtype == "bfloat16":
+                want = want.astype(np.float32)
+            for _ in range(2):
+                out = run_in_mode(
+                    _to_backend(backend, data), backend.asarray(index), _to_backend(backend, values)
+                )
+                assert_same_bits(_from_backend(backend, out, dtype), want)
+
+    each_drawn(4, st.integers(0, 2**20), check)
 
 
 @pytest.mark.cell("deterministic chunks")
