@@ -194,9 +194,16 @@ def tree_partials(
     n = values.shape[0]
     wide = engine.wide_index_dtype(slots)
     device = device_for_new(slots)
+    levels = (n - 1).bit_length()
+    keyed = _keys_fit(xp, wide, segments, levels)
     if in_order:
         order = xp.arange(n, dtype=wide, device=device)
         seg = slots
+    elif keyed:  # one sort of distinct keys (by segment, then position): no stable argsort
+        positions = xp.arange(n, dtype=wide, device=device)
+        keys = xp.sort(xp.bitwise_left_shift(xp.astype(slots, wide), levels) + positions)
+        order = xp.bitwise_and(keys, (1 << levels) - 1)
+        seg = xp.astype(xp.bitwise_right_shift(keys, levels), slots.dtype)
     else:
         order = xp.astype(argsort_positions(xp, slots), wide, copy=False)
         seg = xp.take(slots, order)
@@ -206,15 +213,10 @@ def tree_partials(
     count = stop - first
     at = xp.minimum(first, n - 1)
     pad = padding(xp, op, values.dtype)
-    levels = (n - 1).bit_length()
     # Sorted, a segment's merges touch nearby rows; and the merges write a new array.
     rows = engine.copy(values) if in_order else xp.take(values, order, axis=0)
     merge = engine.merge_rows
-    if (
-        merge is not None
-        and engine.index_access(slots) == "now"
-        and _keys_fit(xp, wide, segments, levels)
-    ):
+    if merge is not None and engine.index_access(slots) == "now" and keyed:
         merged = _merge_by_level(xp, merge, rows, order, seg, levels, op)
     elif engine.compiles_eager_calls and engine.index_access(slots) == "now":
         merged = engine.compiled(_fixed_steps, (xp, engine, levels, op), rows, order, seg)
@@ -316,7 +318,12 @@ def _merge_fixed(
         joins = (
             ~continues & (following < n) & (xp.take(seg, at) == seg) & (xp.take(block, at) == block)
         )
-        taken = xp.where(xp.reshape(joins, (n, 1)), xp.take(rows, at, axis=0), pad)
-        return combine(op, rows, taken), xp.where(joins, xp.take(following, at), following)
+
+        def merged(rows: Any) -> Any:
+            taken = xp.where(xp.reshape(joins, (n, 1)), xp.take(rows, at, axis=0), pad)
+            return combine(op, rows, taken)
+
+        rows = engine.unless_none(xp.any(joins), merged, rows)  # (a level with no merge)
+        return rows, xp.where(joins, xp.take(following, at), following)
 
     return engine.repeat(levels, level_step, (rows, following))[0]

@@ -224,6 +224,11 @@ class Engine:
             state = step(i, state)
         return state
 
+    def unless_none(self, any_work: Any, step: Callable[[Any], Any], state: Any) -> Any:
+        """``step(state)``, which may be skipped where the 0-d bool `any_work` is False
+        (``state`` returned as it is); here it always runs, as no value is read."""
+        return step(state)
+
     def checked_scatter(
         self, plan: GatherPlan, index_shape: tuple[int, ...], index_dtype: Any, reduce: str,
         promises: ScatterPromises, policy: str, *, in_place: bool,
