@@ -313,14 +313,14 @@ class TorchEngine(Engine):
         return data.clone()  # stays in the autograd graph
 
     def merge_rows(self, rows: Any, left: Any, right: Any, op: str) -> Any:
-        """In place (an index_put of distinct rows: no order to choose), but for a product
+        """In place (an index_copy of distinct rows: no order to choose), but for a product
         that autograd records: its backward reads the factors, which a later level would
         have overwritten."""
-        merged = rows[left] + rows[right] if op == "add" else rows[left] * rows[right]
+        first, second = rows.index_select(0, left), rows.index_select(0, right)
+        merged = first + second if op == "add" else first * second
         if op == "multiply" and rows.requires_grad:
-            return rows.index_put((left,), merged)
-        rows[left] = merged
-        return rows
+            return rows.index_copy(0, left, merged)
+        return rows.index_copy_(0, left, merged)
 
     def select_function(self, dtype: Any) -> Any:
         twin = SIGNED_TWIN.get(dtype)
