@@ -20,6 +20,7 @@ from .reference import ref_tree_scatter, ref_tree_segment
 from .runs import each_drawn
 
 OPS = ("segment_sum", "segment_mean", "segment_prod")
+SCATTERS = ("scatter_nd", "scatter_d", "put_along_axis")
 
 #: The kinds of drawn case: many rows in few segments, many segments of a row or two,
 #: cancelling magnitudes, -0.0 / infinities / NaN with empty segments, segments of -0.0
@@ -155,9 +156,6 @@ def test_sorted_promise(backend, mode, repro, op):
     assert_same_bits(backend.to_numpy(csr), want)
 
 
-SCATTERS = ("scatter_nd", "scatter_d", "put_along_axis")
-
-
 def _scatter_case(
     op: str, seed: int, reduce: str
 ) -> tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any], list[int | None], dict[str, Any]]:
@@ -280,11 +278,21 @@ def test_integers_exact(backend, repro):
 
 
 @pytest.mark.cell("deterministic errors")
-@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("op", [*OPS, "segment_csr", *SCATTERS])
 def test_keyword_must_be_a_bool(backend, op):
     data, ids = backend.asarray(np.ones(3, np.float32)), backend.asarray(np.zeros(3, np.int64))
+    index = backend.asarray(np.zeros((3, 1) if op == "scatter_nd" else 3, np.int64))
+    calls = {
+        "scatter_nd": lambda: pg.scatter_nd(data, index, data, reduce="add", deterministic="yes"),
+        "scatter_d": lambda: pg.scatter_d(data, 0, index, data, reduce="add", deterministic="yes"),
+        "put_along_axis": lambda: pg.put_along_axis(data, index, data, deterministic="yes"),
+        "segment_csr": lambda: pg.segment_csr(
+            data, backend.asarray(np.array([0, 3])), deterministic="yes"
+        ),
+    }
+    call = calls.get(op, lambda: getattr(pg, op)(data, ids, 2, deterministic="yes"))
     with pytest.raises(TypeError, match="deterministic must be True or False; got 'yes'"):
-        getattr(pg, op)(data, ids, 2, deterministic="yes")
+        call()
 
 
 @pytest.mark.cell("deterministic errors")
@@ -295,6 +303,15 @@ def test_complex_sums_only(backend, op):
     data = backend.asarray(np.ones(3, np.complex64))
     with pytest.raises(TypeError, match=rf"{op}\(deterministic=True\) takes real data"):
         getattr(pg, op)(data, backend.asarray(np.zeros(3, np.int64)), 2, deterministic=True)
+
+
+@pytest.mark.cell("deterministic errors")
+@pytest.mark.only("numpy", "array_api_strict", "jax", "torch", "dask")  # (ndonnx: no complex)
+def test_complex_scatter_products_refused(backend):
+    x = backend.asarray(np.ones(3, np.complex64))
+    index = backend.asarray(np.zeros(3, np.int64))
+    with pytest.raises(TypeError, match='reduce="multiply" with deterministic=True takes real'):
+        pg.scatter_d(x, 0, index, x, reduce="multiply", deterministic=True)
 
 
 def _gradient_case() -> tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any]]:
