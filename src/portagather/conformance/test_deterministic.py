@@ -281,16 +281,17 @@ def test_integers_exact(backend, repro):
 @pytest.mark.parametrize("op", [*OPS, "segment_csr", *SCATTERS])
 def test_keyword_must_be_a_bool(backend, op):
     data, ids = backend.asarray(np.ones(3, np.float32)), backend.asarray(np.zeros(3, np.int64))
+    yes: Any = "yes"  # (not a bool: the type checker agrees it is wrong)
     index = backend.asarray(np.zeros((3, 1) if op == "scatter_nd" else 3, np.int64))
     calls = {
-        "scatter_nd": lambda: pg.scatter_nd(data, index, data, reduce="add", deterministic="yes"),
-        "scatter_d": lambda: pg.scatter_d(data, 0, index, data, reduce="add", deterministic="yes"),
-        "put_along_axis": lambda: pg.put_along_axis(data, index, data, deterministic="yes"),
+        "scatter_nd": lambda: pg.scatter_nd(data, index, data, reduce="add", deterministic=yes),
+        "scatter_d": lambda: pg.scatter_d(data, 0, index, data, reduce="add", deterministic=yes),
+        "put_along_axis": lambda: pg.put_along_axis(data, index, data, deterministic=yes),
         "segment_csr": lambda: pg.segment_csr(
-            data, backend.asarray(np.array([0, 3])), deterministic="yes"
+            data, backend.asarray(np.array([0, 3])), deterministic=yes
         ),
     }
-    call = calls.get(op, lambda: getattr(pg, op)(data, ids, 2, deterministic="yes"))
+    call = calls.get(op, lambda: getattr(pg, op)(data, ids, 2, deterministic=yes))
     with pytest.raises(TypeError, match="deterministic must be True or False; got 'yes'"):
         call()
 
