@@ -4,7 +4,8 @@ backend's native, non-deterministic idiom: ``np.add.at``, PyTorch's ``index_add_
 
 1M rows into 100k segments, 16 float32 features and a vector, ids sorted and unsorted, on
 the CPU with one thread; interleaved rounds, medians (``harness.interleaved``). Prints one
-table: seconds per call, and the ratio of ``deterministic=True`` to the native idiom.
+table: seconds per call, the ratio of ``deterministic=True`` to the native idiom, and the
+largest error of each against the float64 sum, relative to the segment's sum of magnitudes.
 
     python benchmarks/deterministic.py --rounds 3
 """
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from harness import fmt_t, interleaved, set_threads, table
+from harness import fmt_t, interleaved, set_threads, table, to_numpy
 
 BACKENDS = ("numpy", "torch", "jax")
 
@@ -85,6 +86,17 @@ def calls(
     }
 
 
+def accuracy(out: Any, data: np.ndarray, ids: np.ndarray) -> float:
+    """The largest error of a segment of `out` against its sum in float64 (exact to well
+    below float32's rounding), relative to the segment's sum of magnitudes."""
+    got = np.asarray(to_numpy(out), dtype=np.float64)
+    exact = np.zeros(got.shape)
+    np.add.at(exact, ids, data.astype(np.float64))
+    scale = np.zeros(got.shape)
+    np.add.at(scale, ids, np.abs(data.astype(np.float64)))
+    return float(np.max(np.abs(got - exact) / np.maximum(scale, np.finfo(np.float64).tiny)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -94,24 +106,19 @@ def main() -> None:
     args = parser.parse_args()
     set_threads(1, args.backends)
     rows = []
+    timed = ("native", "pg", "pg deterministic")
     for backend in args.backends:
         for name, data, ids in cases(args.rows, args.segments):
-            times = interleaved(calls(backend, data, ids, args.segments), args.rounds, warmup=1)
+            made = calls(backend, data, ids, args.segments)
+            errors = [accuracy(made[k](), data, ids) for k in timed[::2]]
+            times = interleaved(made, args.rounds, warmup=1)
             ratio = times["pg deterministic"] / times["native"]
-            rows.append(
-                [
-                    backend,
-                    name,
-                    *(fmt_t(times[k]) for k in ("native", "pg", "pg deterministic")),
-                    f"{ratio:.2f}x",
-                ]
-            )
+            cells = [fmt_t(times[k]) for k in timed] + [f"{ratio:.2f}x"]
+            rows.append([backend, name, *cells, *(f"{e:.1e}" for e in errors)])
             print(*rows[-1], sep=" | ", flush=True)
-    print(
-        table(
-            ["backend", "case", "native", "pg", "pg deterministic", "deterministic / native"], rows
-        )
-    )
+    header = ["backend", "case", *timed, "deterministic / native", "error native",
+              "error deterministic"]  # fmt: skip
+    print(table(header, rows))
 
 
 if __name__ == "__main__":
