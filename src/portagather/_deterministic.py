@@ -244,9 +244,18 @@ def bit_length(xp: Any, x: Any) -> Any:
     ``2**53``), in its dtype: the exponent of its float64 value where the namespace has
     ``frexp`` (exact: such an integer is a float64), else by halving shifts."""
     frexp = getattr(xp, "frexp", None)
-    if frexp is not None and hasattr(xp, "float64"):
+    if frexp is not None and _holds_float64(xp):
         return xp.astype(frexp(xp.astype(x, xp.float64))[1], x.dtype)
     return bit_length_by_shifts(xp, x)
+
+
+def _holds_float64(xp: Any) -> bool:
+    """Whether the namespace holds float64 now (JAX without x64 makes it float32, where
+    ``frexp`` would round integers past ``2**24``), as its inspection API says."""
+    try:
+        return "float64" in xp.__array_namespace_info__().dtypes(kind="real floating")
+    except AttributeError:  # a namespace older than the standard's inspection API
+        return False
 
 
 def bit_length_by_shifts(xp: Any, x: Any) -> Any:
