@@ -89,7 +89,14 @@ _GATHER_POLICIES = {"bad_indices": ("ignore", "clip"), "fill_value": (0, -1)}
 # A promise's other value is one the checks refuse (1 is not True to them): a route kept for
 # the first value would answer, and with the indices below both values answer alike.
 _PROMISES = {"unique_indices": (True, "yes"), "indices_are_sorted": (True, 1)}
-_SCATTER_OPTIONS = {"reduce": ("update", "add"), "bad_indices": ("ignore", "clip"), **_PROMISES}
+# deterministic's other value is one the checks refuse (1 is not True to them), as a promise's.
+_DETERMINISTIC = {"deterministic": (True, 1)}
+_SCATTER_OPTIONS = {
+    "reduce": ("update", "add"),
+    "bad_indices": ("ignore", "clip"),
+    **_PROMISES,
+    **_DETERMINISTIC,
+}
 _SEGMENT = (
     {"data": D, "segment_ids": i(1, 2, -1)},
     {"num_segments": 3, "bad_indices": "ignore"},
@@ -101,8 +108,10 @@ _SEGMENT = (
 )
 #: The segment functions with one value per segment: an empty segment (0) shows empty_value.
 _EMPTY_VALUED = (_SEGMENT[0], _SEGMENT[1], {**_SEGMENT[2], "empty_value": (None, -1)})
+#: The sum, mean and product, and the toolkit's functions that sum: deterministic too.
+_ORDERED = (_SEGMENT[0], _SEGMENT[1], {**_EMPTY_VALUED[2], **_DETERMINISTIC})
 #: var and std: their degrees of freedom too.
-_CORRECTED = (_EMPTY_VALUED[0], _EMPTY_VALUED[1], {**_EMPTY_VALUED[2], "correction": (0, 1)})
+_CORRECTED = (_ORDERED[0], _ORDERED[1], {**_ORDERED[2], "correction": (0, 1)})
 _UNSORTED = ({"data": D, "segment_ids": i(2, 0, 0)}, {}, {"num_segments": (3, 4)})
 _TF_SCATTER = (
     {"tensor": D, "indices": i([0], [2], [0], [5]), "updates": np.full((4, 4), 10, np.float32)},
@@ -145,13 +154,19 @@ TABLE: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, tuple[Any, Any]
         {"bad_indices": "ignore", "reduce": "add"},
         {"axis": (-1, 0), **_SCATTER_OPTIONS},
     ),
-    **{f"pg.segment_{r}": _EMPTY_VALUED for r in ("sum", "mean", "max", "min", "prod")},
+    **{f"pg.segment_{r}": _EMPTY_VALUED for r in ("max", "min")},
+    **{f"pg.segment_{r}": _ORDERED for r in ("sum", "mean", "prod")},
     # An id of 3 shows num_segments: dropped (its row 0 or -inf) where 3, kept where 4.
     **{
-        f"pg.segment_{r}": ({**_SEGMENT[0], "segment_ids": i(1, 2, 3)}, *_SEGMENT[1:])
+        f"pg.segment_{r}": (
+            {**_SEGMENT[0], "segment_ids": i(1, 2, 3)},
+            _SEGMENT[1],
+            {**_SEGMENT[2], **_DETERMINISTIC},
+        )
         for r in ("softmax", "log_softmax")
     },
-    **{f"pg.segment_{r}": _EMPTY_VALUED for r in ("logsumexp", "argmax", "argmin")},
+    **{f"pg.segment_{r}": _EMPTY_VALUED for r in ("argmax", "argmin")},
+    "pg.segment_logsumexp": _ORDERED,
     **{f"pg.segment_{r}": _CORRECTED for r in ("var", "std")},
     "pg.segment_count": (
         {"segment_ids": i(1, 2, -1)},
@@ -161,7 +176,7 @@ TABLE: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, tuple[Any, Any]
     "pg.bincount": (
         {"x": i(0, 1, 1, 3), "weights": f(0.5, 1, 2, 4)},
         {},
-        {"minlength": (0, 6), "length": (None, 5)},
+        {"minlength": (0, 6), "length": (None, 5), **_DETERMINISTIC},
     ),
     "pg.segment_csr": (
         {"data": D, "offsets": i(0, 1, 1, 3)},
@@ -172,6 +187,7 @@ TABLE: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, tuple[Any, Any]
             "bad_indices": ("error", "clip"),
             "correction": (0, 1),
             "empty_value": (None, -1),
+            **_DETERMINISTIC,
         },
     ),
     # TensorFlow

@@ -31,6 +31,7 @@ from ._arguments import (
 )
 from ._arguments import int_argument as _int_argument
 from ._arrays import Unread, divided_mean, fill_array
+from ._deterministic import tree_scatter, tree_segments
 from ._errors import raise_first_bad
 from ._indices import IndexAccess, all_in_range, judge_ranges, normalize, resolve_default, to_wide
 from ._plan import (
@@ -136,14 +137,20 @@ def run_scatter(
     bad_indices: object,
     unique_indices: object,
     indices_are_sorted: object,
+    deterministic: object = False,
 ) -> Any:
     """The scatters' pipeline: the route of the checked call (``_arguments.scatter_call``),
     then one scatter of the updates at the places the gather would read, under the caller's
-    promises about the index."""
+    promises about the index (with `deterministic`, a floating add or multiply in the one
+    order of ``_deterministic``)."""
     route, data, indices, updates = scatter_call(
         op, data, indices, updates, arguments, reduce, bad_indices, unique_indices,
-        indices_are_sorted,
+        indices_are_sorted, deterministic,
     )  # fmt: skip
+    if deterministic:
+        found = tree_scatter(route, data, indices, updates)
+        if found is not None:
+            return found
     return scatter_route(route, data, indices, updates)
 
 
@@ -209,7 +216,7 @@ def segment_reduce(
     data: Any, segment_ids: Any, num_segments: object, reduce: str, *,
     indices_are_sorted: object = False, bad_indices: object = "error",
     drop_negative: bool = False, with_count: bool = False, function: str,
-    sorted_vector: bool = False, floating: bool = False,
+    sorted_vector: bool = False, floating: bool = False, deterministic: object = False,
 ) -> Any:  # fmt: skip
     """The segment reduction `reduce` (one of :data:`SEGMENT_REDUCTIONS`).
 
@@ -221,10 +228,11 @@ def segment_reduce(
     (TensorFlow's sorted ``segment_*``: :func:`~._arguments.check_sorted_vector`);
     `floating` refuses integer data among the dtypes (TensorFlow's ``sqrt_n``). `function` is
     the caller's name, for the messages (``segment_sum``, ``tf.math.unsorted_segment_max``).
+    `deterministic` orders a floating sum, mean or product (``_deterministic``).
     """
     call, data, ids = segment_call(
         data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices,
-        function, drop_negative, with_count, sorted_vector, floating,
+        function, drop_negative, with_count, sorted_vector, floating, deterministic,
     )  # fmt: skip
     return segment_route(call, data, ids, with_count)
 
@@ -234,6 +242,13 @@ def segment_route(call: SegmentCall, data: Any, ids: Any, with_count: bool = Fal
     ``segment_csr``'s) that remain: on the ids' values."""
     route, scatters = call.route, call.scatters
     ids = route.engine.laid_out(ids)  # (Dask: no zero-size chunks, for every step below)
+    if route.deterministic:  # a floating sum, mean or product in one order (the mean too)
+        found = tree_segments(call, route.engine.laid_out(data), ids)
+        if found is not None:
+            result, count = found
+            if scatters.too_large:
+                result = _enforce_too_large(call, ids, result)
+            return (result, count) if with_count else result
     planned = None
     own_plan = route.engine.segment_plan  # (Dask's by size)
     if own_plan is not None:
@@ -642,6 +657,7 @@ def scatter_nd(
     bad_indices: Policy = "error",
     unique_indices: bool = False,
     indices_are_sorted: bool = False,
+    deterministic: bool = False,
 ) -> Array:
     """`params` with `updates` written at index vectors, like TensorFlow's
     ``tensor_scatter_nd_update`` / ``_add`` / ``_min`` / ``_max``: the inverse of
@@ -677,6 +693,12 @@ def scatter_nd(
         sorted kernel and compute the same result without it. Broken, the elements the
         updates land on hold unspecified values (under ``"update"``, their own or one of
         those updates); every other element keeps its value.
+    deterministic : bool, optional
+        With ``"add"`` or ``"multiply"`` on floating data: the updates of each element are
+        combined in one order fixed by the index alone, a pairwise tree over their positions
+        in the updates (row-major; docs/deterministic.md), then combined with the element's
+        value (``out = x op tree``), so the result has the same bits on every backend and in
+        every run; float16 and bfloat16 in float32, rounded once.
 
     Returns
     -------
@@ -697,7 +719,7 @@ def scatter_nd(
     """
     return run_scatter(  # type: ignore[no-any-return]
         SCATTER_ND, params, indices, updates, (_int_argument(batch_dims, "batch_dims"),),
-        reduce, bad_indices, unique_indices, indices_are_sorted,
+        reduce, bad_indices, unique_indices, indices_are_sorted, deterministic,
     )  # fmt: skip
 
 
@@ -711,6 +733,7 @@ def scatter_d(
     bad_indices: Policy = "error",
     unique_indices: bool = False,
     indices_are_sorted: bool = False,
+    deterministic: bool = False,
 ) -> Array:
     """`x` with `src` written along `dim` at `index`, like ``torch.scatter`` /
     ``scatter_reduce``, MindSpore's ``TensorScatterElements`` and ONNX ``ScatterElements``:
@@ -732,10 +755,11 @@ def scatter_d(
         is scattered (as in ``torch.scatter``).
     reduce, bad_indices : str, optional
         See :func:`scatter_nd`.
-    unique_indices, indices_are_sorted : bool, optional
+    unique_indices, indices_are_sorted, deterministic : bool, optional
         Promises about the index, as in :func:`scatter_nd`. Sorted means that the targets
         ``(i_0, ..., index[i], ..., i_{n-1})``, in row-major order of `index`, never decrease
         in row-major order of `x` (along the last axis: each row of `index` sorted).
+        `deterministic` as in :func:`scatter_nd`.
 
     Returns
     -------
@@ -754,7 +778,7 @@ def scatter_d(
     """
     return run_scatter(  # type: ignore[no-any-return]
         SCATTER_D, x, index, src, (_int_argument(dim, "dim"),), reduce, bad_indices,
-        unique_indices, indices_are_sorted,
+        unique_indices, indices_are_sorted, deterministic,
     )  # fmt: skip
 
 
@@ -769,6 +793,7 @@ def put_along_axis(
     bad_indices: Policy = "error",
     unique_indices: bool = False,
     indices_are_sorted: bool = False,
+    deterministic: bool = False,
 ) -> Array:
     """`x` with `values` written along `axis` at `indices`, like ``numpy.put_along_axis`` but
     returning a new array: the inverse of :func:`take_along_axis`.
@@ -786,10 +811,11 @@ def put_along_axis(
         The axis written along, ``-x.ndim <= axis < x.ndim``.
     reduce, bad_indices : str, optional
         As in :func:`scatter_nd`: how updates combine, and what a bad index does.
-    unique_indices, indices_are_sorted : bool, optional
+    unique_indices, indices_are_sorted, deterministic : bool, optional
         Promises about the index, as in :func:`scatter_nd`. Sorted means that the targets,
         in row-major order of the values (broadcast), never decrease in row-major order of
-        `x` (along the last axis: each row of `indices` sorted).
+        `x` (along the last axis: each row of `indices` sorted). `deterministic` as in
+        :func:`scatter_nd`.
 
     Returns
     -------
@@ -807,5 +833,5 @@ def put_along_axis(
     """
     return run_scatter(  # type: ignore[no-any-return]
         PUT_ALONG_AXIS, x, indices, values, (_int_argument(axis, "axis"),), reduce, bad_indices,
-        unique_indices, indices_are_sorted,
+        unique_indices, indices_are_sorted, deterministic,
     )  # fmt: skip

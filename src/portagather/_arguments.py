@@ -232,6 +232,7 @@ def scatter_call(
     bad_indices: object,
     unique_indices: object,
     indices_are_sorted: object,
+    deterministic: object = False,
 ) -> tuple[Route, Any, Any, Any]:
     """``(route, data, indices, updates)`` of a scatter, as :func:`gather_call`'s: `updates`
     as an array of the data's namespace and dtype, of the gather's result shape. The route's
@@ -243,10 +244,11 @@ def scatter_call(
     used, as in ``torch.scatter``) or ``"broadcast"`` (``put_along_axis``); ``"slices"`` and
     ``"slices, broadcast"`` are the last two for slices along one axis at a vector index,
     described as PyTorch's ``index_reduce`` and ``index_add`` describe them.
+    `deterministic` is checked with the options, and refused for a complex product.
     """
     options = (op, arguments, type(reduce), reduce, type(bad_indices), bad_indices,
                type(unique_indices), unique_indices, type(indices_are_sorted),
-               indices_are_sorted)  # fmt: skip
+               indices_are_sorted, type(deterministic), deterministic)  # fmt: skip
     key, route = call_key(options, data, indices, updates)
     if route is not None:
         if not route.updates_as_given:  # the same cast, cut or broadcast as the first call's
@@ -258,6 +260,7 @@ def scatter_call(
     policy = normalize_policy(bad_indices)
     reduce = check_reduce(reduce)
     promised = check_promises(unique_indices, indices_are_sorted)
+    tree = check_deterministic(deterministic)
     pair = _Pair(data, indices, data_name, index_name)
     given = Updates(pair.xp, pair.data_given, pair.data_name, updates, update_name)
     plan = plan_for(op.planner, pair.data, pair.indices, data_name, index_name, arguments)
@@ -266,6 +269,13 @@ def scatter_call(
     pair.check_index_dtype()
     xp = pair.xp
     reduction = check_reduce_dtype(xp, reduce, data.dtype, data_name)
+    if tree and reduction == "multiply" and dtype_kind(xp, data.dtype) == "complex floating":
+        msg = (
+            f'reduce="multiply" with deterministic=True takes real {data_name} (backends '
+            "multiply complex numbers by formulas of their own, whose last bits differ); "
+            f"got {dtype_name(data.dtype)}"
+        )
+        raise TypeError(msg)
     given.check_dtype(data.dtype)
     updates = given.array(data, plan.out_shape, fit)
     as_given = updates is given.given  # no cast, cut or broadcast
@@ -344,6 +354,9 @@ class SegmentRoute:
     scatters: dict[str, SegmentScatters]
     #: The ids' name in messages: ``segment_ids``, or ``x`` for ``bincount``.
     ids_name: str
+    #: ``deterministic=True`` on a floating sum, mean or product: the tree of
+    #: ``_deterministic`` (for other dtypes and reductions every order gives the same bits).
+    deterministic: bool
 
 
 #: The names of the data and the ids in the messages of a function whose arguments are not
@@ -378,7 +391,7 @@ class SegmentCall:
 def segment_call(
     data: Any, segment_ids: Any, num_segments: object, reduce: str, indices_are_sorted: object,
     bad_indices: object, function: str, drop_negative: bool, with_count: bool,
-    sorted_vector: bool = False, floating: bool = False,
+    sorted_vector: bool = False, floating: bool = False, deterministic: object = False,
 ) -> tuple[SegmentCall, Any, Any]:  # fmt: skip
     """``(call, data, ids)`` of the segment reduction `reduce`: its checked call, from its
     route where the call's key was seen before (a given `num_segments`; else it is read from
@@ -403,18 +416,27 @@ def segment_call(
     if num_segments is not None and _by_value(num_segments):  # else checked on every call
         options = (reduce, type(num_segments), num_segments, type(indices_are_sorted),
                    indices_are_sorted, type(bad_indices), bad_indices, drop_negative,
-                   with_count, function, sorted_vector, floating)  # fmt: skip
+                   with_count, function, sorted_vector, floating, type(deterministic),
+                   deterministic)  # fmt: skip
         key, kept = call_key(options, data, segment_ids)
     if kept is not None:  # only what the ids' values decide is left
         return _segment_call(kept, segment_ids), data, segment_ids
     named_policy = policy = normalize_policy(bad_indices)
     promises = check_promises(False, indices_are_sorted)
+    tree = check_deterministic(deterministic)
     data_name, ids_name = _SEGMENT_ARGUMENTS.get(function, ("data", "segment_ids"))
     pair = _Pair(data, segment_ids, data_name, ids_name)
     data = pair.data_array()
     xp, as_values = pair.xp, pair.from_values[1]
     pair.check_index_dtype()
     check_segment_dtype(xp, reduce, data.dtype, function, floating)
+    if tree and reduce != "sum" and dtype_kind(xp, data.dtype) == "complex floating":
+        msg = (
+            f"{function}(deterministic=True) takes real data (complex sums only: backends "
+            "multiply and divide complex numbers by formulas of their own, whose last bits "
+            f"differ); got data of dtype {dtype_name(data.dtype)}"
+        )
+        raise TypeError(msg)
     engine = engine_for(xp)
     if sorted_vector:
         if as_values:  # (no error: values clipped into the dtype, on the data's device)
@@ -457,6 +479,7 @@ def segment_call(
         identity,
         not math.prod(shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE, division,
         division_dtype, {}, ids_name,
+        tree and reduce in _TREE_REDUCTIONS and _floating(xp, dtype),
     )  # fmt: skip
     keep(key, route)
     return _segment_call(route, ids), data, ids
@@ -464,6 +487,13 @@ def segment_call(
 
 #: The dtype kinds that have gradients.
 _DIFFERENTIABLE = ("real floating", "complex floating")
+
+#: The segment reductions that ``deterministic=True`` orders (the others pick one row).
+_TREE_REDUCTIONS = ("sum", "mean", "prod")
+
+
+def _floating(xp: Any, dtype: Any) -> bool:
+    return dtype_kind(xp, dtype) in _DIFFERENTIABLE
 
 
 def _segment_call(route: SegmentRoute, ids: Any) -> SegmentCall:
@@ -533,6 +563,8 @@ class CsrRoute:
     #: The segment reduction of the rows by policy and whether it counts
     #: (:func:`csr_segment_call`), each made once.
     segment_routes: dict[tuple[str, bool], SegmentRoute]
+    #: ``deterministic=True`` (checked): the segment reduction's floating sums in one order.
+    deterministic: bool
 
     @property
     def segments(self) -> int:
@@ -541,16 +573,18 @@ class CsrRoute:
 
 
 def csr_call(
-    data: Any, offsets: Any, reduce: object, bad_indices: object
+    data: Any, offsets: Any, reduce: object, bad_indices: object, deterministic: object = False
 ) -> tuple[CsrRoute, Any, Any]:
     """``(route, data, offsets)`` of a ``segment_csr`` call: its route found by the call's key,
     or made from every argument checked in the one order (the options, the kinds, the
     dtypes, the shapes), with the data and the offsets as arrays of one namespace."""
-    options = (type(reduce), reduce, type(bad_indices), bad_indices)
+    options = (type(reduce), reduce, type(bad_indices), bad_indices, type(deterministic),
+               deterministic)  # fmt: skip
     key, route = call_key(options, data, offsets)
     if route is not None:
         return route, data, offsets
     reduce = one_of(reduce, CSR_REDUCTIONS, "reduce")
+    tree = check_deterministic(deterministic)
     if not isinstance(bad_indices, str) or bad_indices not in _CSR_POLICIES:
         msg = (
             "bad_indices must be 'error' or 'unchecked' for offsets (a bad offset has no "
@@ -582,7 +616,7 @@ def csr_call(
         offsets = _offset_values(xp, engine, pair.indices, data, shape, axis, policy)
     else:
         offsets = pair.indices
-    route = CsrRoute(xp, engine, reduce, policy, shape, axis, offset_shape, {})
+    route = CsrRoute(xp, engine, reduce, policy, shape, axis, offset_shape, {}, tree)
     keep(key, route)
     return route, data, offsets
 
@@ -607,6 +641,7 @@ def csr_segment_call(
             reduce, mean or with_count, False, reduction_identity(xp, reduce, dtype),
             not math.prod(route.shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE,
             division, division_dtype, {}, "segment_ids",
+            route.deterministic and reduce in _TREE_REDUCTIONS and _floating(xp, dtype),
         )  # fmt: skip
     return _segment_call(kept, ids)
 
@@ -651,6 +686,14 @@ _PROMISES = {
     for unique in (False, True)
     for ordered in (False, True)
 }
+
+
+def check_deterministic(deterministic: object) -> bool:
+    """`deterministic` as a bool; a ``TypeError`` naming it for anything else."""
+    if not isinstance(deterministic, bool | np.bool_):
+        msg = f"deterministic must be True or False; got {deterministic!r}"
+        raise TypeError(msg)
+    return bool(deterministic)
 
 
 def check_promises(unique_indices: object, indices_are_sorted: object) -> ScatterPromises:

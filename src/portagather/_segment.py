@@ -41,19 +41,21 @@ __all__ = [
 
 def _reduced(
     data: Any, segment_ids: Any, num_segments: object, reduce: str, indices_are_sorted: object,
-    bad_indices: object, empty_value: object,
+    bad_indices: object, empty_value: object, deterministic: object = False,
 ) -> Any:  # fmt: skip
     """``segment_<reduce>``, with `empty_value` in the empty segments where given (their
-    count then comes from the same ids, made valid once for both)."""
+    count then comes from the same ids, made valid once for both), in one order where
+    `deterministic` (the sum, the mean and the product)."""
     empty_value_kind(empty_value)
     if empty_value is None:
         return segment_reduce(
             data, segment_ids, num_segments, reduce, indices_are_sorted=indices_are_sorted,
-            bad_indices=bad_indices, function=f"segment_{reduce}",
+            bad_indices=bad_indices, function=f"segment_{reduce}", deterministic=deterministic,
         )  # fmt: skip
     result, count = segment_reduce(
         data, segment_ids, num_segments, reduce, indices_are_sorted=indices_are_sorted,
         bad_indices=bad_indices, function=f"segment_{reduce}", with_count=True,
+        deterministic=deterministic,
     )  # fmt: skip
     return filled_empty(aac.array_namespace(result), result, count, empty_value)
 
@@ -91,7 +93,7 @@ _PARAMETERS = """    Parameters
         ``"wrap"`` move it into range; ``"unchecked"`` promises there is none.
     empty_value : scalar, optional
         The value of an empty segment, a Python or NumPy real scalar that the result's dtype
-        holds exactly (None: the reduction's identity, below).
+        holds exactly (None: the reduction's identity, below).{deterministic}
 
     Returns
     -------
@@ -103,23 +105,36 @@ _PARAMETERS = """    Parameters
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def _documented(empty: str, kinds: str = "") -> Callable[[_F], _F]:
+#: The parameter of the reductions that add or multiply (:func:`_documented`'s `tree`).
+_DETERMINISTIC = """
+    deterministic : bool, optional
+        True: floating rows are combined in one order fixed by the ids alone, a pairwise
+        tree over the rows' positions (docs/deterministic.md), so the result has the same
+        bits on every backend, mode and chunking, in every run; float16 and bfloat16
+        accumulate in float32 and round once. Integer results are exact either way."""
+
+
+def _documented(empty: str, kinds: str = "", tree: bool = False) -> Callable[[_F], _F]:
     """The decorated function's docstring with its ``{parameters}`` filled in: the shared
-    parameters of the segment reductions, the data's dtypes (`kinds`) and what an empty
-    segment holds (`empty`)."""
+    parameters of the segment reductions, the data's dtypes (`kinds`), what an empty
+    segment holds (`empty`) and, for a reduction that adds or multiplies (`tree`),
+    ``deterministic``."""
 
     def document(function: _F) -> _F:
-        parameters = _PARAMETERS.format(kinds=kinds, empty=empty).strip()
+        deterministic = _DETERMINISTIC if tree else ""
+        parameters = _PARAMETERS.format(kinds=kinds, empty=empty, deterministic=deterministic)
+        parameters = parameters.strip()
         function.__doc__ = (function.__doc__ or "").replace("{parameters}", parameters)
         return function
 
     return document
 
 
-@_documented(empty="An empty segment is 0.")
+@_documented(empty="An empty segment is 0.", tree=True)
 def segment_sum(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
     indices_are_sorted: bool = False, bad_indices: Any = "error", empty_value: Any = None,
+    deterministic: bool = False,
 ) -> Any:  # fmt: skip
     """The sum of the rows of `data` in each segment, like ``jax.ops.segment_sum`` and
     ``tf.math.unsorted_segment_sum``: ``out[s] = sum(data[i] for i where segment_ids[i] == s)``.
@@ -140,14 +155,22 @@ def segment_sum(
     array([1, 3])
     """
     return _reduced(
-        data, segment_ids, num_segments, "sum", indices_are_sorted, bad_indices, empty_value
+        data,
+        segment_ids,
+        num_segments,
+        "sum",
+        indices_are_sorted,
+        bad_indices,
+        empty_value,
+        deterministic,
     )
 
 
-@_documented(empty="An empty segment is 0.")
+@_documented(empty="An empty segment is 0.", tree=True)
 def segment_mean(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
     indices_are_sorted: bool = False, bad_indices: Any = "error", empty_value: Any = None,
+    deterministic: bool = False,
 ) -> Any:  # fmt: skip
     """The mean of the rows of `data` in each segment (their sum over their count).
 
@@ -166,7 +189,14 @@ def segment_mean(
     array([-4,  5])
     """
     return _reduced(
-        data, segment_ids, num_segments, "mean", indices_are_sorted, bad_indices, empty_value
+        data,
+        segment_ids,
+        num_segments,
+        "mean",
+        indices_are_sorted,
+        bad_indices,
+        empty_value,
+        deterministic,
     )
 
 
@@ -224,10 +254,11 @@ def segment_min(
     )
 
 
-@_documented(empty="An empty segment is 1.")
+@_documented(empty="An empty segment is 1.", tree=True)
 def segment_prod(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
     indices_are_sorted: bool = False, bad_indices: Any = "error", empty_value: Any = None,
+    deterministic: bool = False,
 ) -> Any:  # fmt: skip
     """The product of the rows of `data` in each segment, like ``jax.ops.segment_prod``.
 
@@ -241,5 +272,12 @@ def segment_prod(
     array([4, 6, 1])
     """
     return _reduced(
-        data, segment_ids, num_segments, "prod", indices_are_sorted, bad_indices, empty_value
+        data,
+        segment_ids,
+        num_segments,
+        "prod",
+        indices_are_sorted,
+        bad_indices,
+        empty_value,
+        deterministic,
     )

@@ -30,10 +30,10 @@ from .engines import Engine
 
 def _csr(
     data: Any, offsets: Any, reduce: object, bad_indices: object, correction: object,
-    empty_value: object,
+    empty_value: object, deterministic: object = False,
 ) -> Any:  # fmt: skip
     """The segment reduction of `data` split by CSR `offsets` (see :func:`segment_csr`)."""
-    checked, data, offsets = csr_call(data, offsets, reduce, bad_indices)
+    checked, data, offsets = csr_call(data, offsets, reduce, bad_indices, deterministic)
     xp, engine, shape, axis = checked.xp, checked.engine, checked.shape, checked.axis
     offsets = engine.laid_out(offsets)
     data = engine.laid_out(data)
@@ -76,6 +76,8 @@ def _reduced_rows(
     options: dict[str, Any] = {"indices_are_sorted": True, "bad_indices": policy}
     if reduce in ("var", "std"):
         options["correction"] = correction
+    if reduce not in ("argmax", "argmin"):  # (no sum there to order)
+        options["deterministic"] = checked.deterministic
     if reduce not in _ROW_SHAPED and reduce not in ("argmax", "argmin"):
         options["empty_value"] = empty_value
     result = getattr(_segment_toolkit, f"segment_{reduce}")(rows, ids, segments, **options)
@@ -197,7 +199,7 @@ def _enforce_offsets(
 
 def segment_csr(
     data: Any, offsets: Any, *, reduce: str = "sum", bad_indices: Any = "error",
-    correction: float = 0, empty_value: Any = None,
+    correction: float = 0, empty_value: Any = None, deterministic: bool = False,
 ) -> Any:  # fmt: skip
     """The reduction of the segments of `data` that CSR `offsets` mark, like torch_scatter's
     ``segment_csr`` and ``torch.segment_reduce(..., offsets=...)``: segment ``s`` is
@@ -229,6 +231,10 @@ def segment_csr(
         ``"var"`` and ``"std"``'s degrees of freedom (:func:`segment_var`).
     empty_value : scalar, optional
         The value of an empty segment, for the reductions with one value per segment.
+    deterministic : bool, optional
+        As for :func:`segment_sum`: a floating sum in one order, the pairwise tree over the
+        rows' positions (of the data viewed as ``(prod(data.shape[:k + 1]), ...)``), with
+        the same bits on every backend (the sum, mean and product, and the toolkit's sums).
 
     Returns
     -------
@@ -258,4 +264,4 @@ def segment_csr(
     if reduce not in ("var", "std") and not (type(correction) is int and correction == 0):
         msg = f"correction applies to reduce='var' and 'std' only; got correction={correction!r}"
         raise ValueError(msg)
-    return _csr(data, offsets, reduce, bad_indices, correction, empty_value)
+    return _csr(data, offsets, reduce, bad_indices, correction, empty_value, deterministic)

@@ -20,6 +20,7 @@ import numpy as np
 from ._api import gather, segment_reduce
 from ._arguments import (
     SEGMENT_SCATTERS,
+    check_deterministic,
     check_promises,
     check_reduce_dtype,
     empty_value_kind,
@@ -64,7 +65,10 @@ class _Segments:
     def __init__(
         self, data: Any, segment_ids: Any, num_segments: object, indices_are_sorted: object,
         bad_indices: object, function: str, reduce: str = "max", floating: bool = True,
+        deterministic: object = False,
     ) -> None:  # fmt: skip
+        #: Floating sums in the one order of ``_deterministic`` (docs/deterministic.md).
+        self.deterministic = check_deterministic(deterministic)
         call, data, ids = segment_call(
             data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices,
             function, False, False, floating=floating,
@@ -119,6 +123,12 @@ class _Segments:
         with the extra segment of dropped rows still in it: the engine's own plan where it
         has one (Dask's by size), else one scatter of the valid ids into the identity (no
         policy left to apply: they are valid)."""
+        if self.deterministic and reduce == "sum":  # the tree's order, on every engine
+            return segment_reduce(
+                values, self.ids, self.segments, reduce, bad_indices="unchecked",
+                indices_are_sorted=self.sorted and not self.dropping, function="segment_sum",
+                deterministic=True,
+            )  # fmt: skip
         if self.keyed:
             return segment_reduce(values, self.ids, self.segments, reduce,
                                   function=f"segment_{reduce}")  # fmt: skip
@@ -203,8 +213,9 @@ class _Segments:
         """`statistic` of `data` in one pass, by the engine's own plan
         (:attr:`~.engines.Engine.segment_statistics`: Dask's), or None where it has none."""
         plan = self.engine.segment_statistics
-        if plan is None or not self.rows:
-            return None
+        if plan is None or not self.rows or (self.deterministic and statistic != "argmax"
+                                             and statistic != "argmin"):  # fmt: skip
+            return None  # (its sums are in the blocks' order, not the tree's)
         return plan(statistic, data, self.ids, self.segments)
 
 
@@ -232,7 +243,7 @@ def _with_empty(segments: _Segments, result: Any, empty_value: Any, count: Any =
 
 def segment_softmax(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
-    indices_are_sorted: bool = False, bad_indices: Any = "error",
+    indices_are_sorted: bool = False, bad_indices: Any = "error", deterministic: bool = False,
 ) -> Any:  # fmt: skip
     """The softmax of the rows of `data` within each segment, elementwise along the inner
     axes: ``out[i] = exp(data[i]) / sum(exp(data[j]) for j in the segment of i)``, like
@@ -248,6 +259,11 @@ def segment_softmax(
     data : array
         Floating rows; `segment_ids`, `num_segments`, `indices_are_sorted` and `bad_indices`
         as in :func:`segment_sum`.
+    deterministic : bool, optional
+        The segments' sums in one order fixed by the ids alone, the pairwise tree of
+        :func:`segment_sum` (docs/deterministic.md), so that the result has the same bits on
+        every backend and in every run; so for the log-softmax, logsumexp, var, std and
+        a weighted :func:`bincount`.
 
     Returns
     -------
@@ -262,7 +278,7 @@ def segment_softmax(
     array([0.25, 0.75, 1.  ])
     """
     seg = _Segments(data, segment_ids, num_segments, indices_are_sorted, bad_indices,
-                    "segment_softmax")  # fmt: skip
+                    "segment_softmax", deterministic=deterministic)  # fmt: skip
     if not seg.rows:
         return seg.checked(seg.xp.asarray(seg.data, copy=True))
     _, shifted, exps, sums = seg.exp_sums(seg.data)
@@ -273,7 +289,7 @@ def segment_softmax(
 
 def segment_log_softmax(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
-    indices_are_sorted: bool = False, bad_indices: Any = "error",
+    indices_are_sorted: bool = False, bad_indices: Any = "error", deterministic: bool = False,
 ) -> Any:  # fmt: skip
     """The log of :func:`segment_softmax`, computed stably: ``data[i]`` less the
     logsumexp of its segment. A row the policy drops (``"ignore"``) is ``-inf``.
@@ -286,7 +302,7 @@ def segment_log_softmax(
     array([0.25, 0.75, 1.  ])
     """
     seg = _Segments(data, segment_ids, num_segments, indices_are_sorted, bad_indices,
-                    "segment_log_softmax")  # fmt: skip
+                    "segment_log_softmax", deterministic=deterministic)  # fmt: skip
     if not seg.rows:
         return seg.checked(seg.xp.asarray(seg.data, copy=True))
     _, shifted, _, sums = seg.exp_sums(seg.data)
@@ -296,6 +312,7 @@ def segment_log_softmax(
 def segment_logsumexp(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
     indices_are_sorted: bool = False, bad_indices: Any = "error", empty_value: Any = None,
+    deterministic: bool = False,
 ) -> Any:  # fmt: skip
     """``log(sum(exp(data[i])))`` over the rows of each segment, computed stably (each
     segment's largest value taken out first), like torch_scatter's ``scatter_logsumexp``.
@@ -316,7 +333,7 @@ def segment_logsumexp(
     """
     empty_value_kind(empty_value)
     seg = _Segments(data, segment_ids, num_segments, indices_are_sorted, bad_indices,
-                    "segment_logsumexp")  # fmt: skip
+                    "segment_logsumexp", deterministic=deterministic)  # fmt: skip
     if not seg.rows:
         result = seg.no_rows(-math.inf, seg.data.dtype)
     else:
@@ -430,13 +447,14 @@ def _correction_value(correction: Any) -> float:
 def _var(
     data: Any, segment_ids: Any, num_segments: object, indices_are_sorted: object,
     bad_indices: object, correction: object, empty_value: object, function: str,
+    deterministic: object,
 ) -> Any:  # fmt: skip
     """The variance of each segment's rows and what :func:`segment_var` says of it; the
     square root where `function` is ``segment_std``."""
     empty_value_kind(empty_value)
     _correction_kind(correction)
     seg = _Segments(data, segment_ids, num_segments, indices_are_sorted, bad_indices,
-                    function)  # fmt: skip
+                    function, deterministic=deterministic)  # fmt: skip
     correction = _correction_value(correction)
     xp, data = seg.xp, seg.data
     if not seg.rows:
@@ -462,7 +480,7 @@ def _var(
 def segment_var(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
     indices_are_sorted: bool = False, bad_indices: Any = "error", correction: float = 0,
-    empty_value: Any = None,
+    empty_value: Any = None, deterministic: bool = False,
 ) -> Any:  # fmt: skip
     """The variance of the rows of each segment, elementwise along the inner axes, with the
     array API's ``correction`` (degrees of freedom: ``correction=1`` is the sample
@@ -482,13 +500,13 @@ def segment_var(
     array([4.])
     """
     return _var(data, segment_ids, num_segments, indices_are_sorted, bad_indices, correction,
-                empty_value, "segment_var")  # fmt: skip
+                empty_value, "segment_var", deterministic)  # fmt: skip
 
 
 def segment_std(
     data: Any, segment_ids: Any, num_segments: int | None = None, *,
     indices_are_sorted: bool = False, bad_indices: Any = "error", correction: float = 0,
-    empty_value: Any = None,
+    empty_value: Any = None, deterministic: bool = False,
 ) -> Any:  # fmt: skip
     """The standard deviation of the rows of each segment: the square root of
     :func:`segment_var`.
@@ -501,7 +519,7 @@ def segment_std(
     array([2.])
     """
     return _var(data, segment_ids, num_segments, indices_are_sorted, bad_indices, correction,
-                empty_value, "segment_std")  # fmt: skip
+                empty_value, "segment_std", deterministic)  # fmt: skip
 
 
 def _index_array(segment_ids: Any, name: str) -> Any:
@@ -550,7 +568,10 @@ def segment_count(
     )  # fmt: skip
 
 
-def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | None = None) -> Any:
+def bincount(
+    x: Any, weights: Any = None, minlength: int = 0, *, length: int | None = None,
+    deterministic: bool = False,
+) -> Any:  # fmt: skip
     """NumPy's ``bincount`` on every backend: how often each value of the non-negative
     integer vector `x` occurs (``out[v]`` is the number of ``i`` with ``x[i] == v``), or
     with `weights`, the sum of ``weights[i]`` over them.
@@ -572,6 +593,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
     >>> pg.bincount(np.array([0, 1, 1, 3]), weights=np.array([0.5, 1.0, 1.0, 2.0]), minlength=6)
     array([0.5, 2. , 0. , 2. , 0. , 0. ])
     """
+    deterministic = check_deterministic(deterministic)
     minlength = int_argument(minlength, "minlength")
     if minlength < 0:
         msg = f"minlength must be >= 0; got {minlength}"
@@ -589,14 +611,18 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
         msg = f"x must be 1-dimensional; got an array of shape {tuple(ids.shape)}"
         raise ValueError(msg)
     weighted = weights is not None
-    counted = _counted(weights if weighted else ids, ids, length, "bincount", weighted, minlength)
-    if counted is not None:
-        return counted
+    if not (deterministic and weighted):  # (counts are exact in any order)
+        counted = _counted(weights if weighted else ids, ids, length, "bincount", weighted,
+                           minlength)  # fmt: skip
+        if counted is not None:
+            return counted
     if length is None:
         length = max(_value_range(ids)[1] + 1, minlength)
     data = weights if weighted else _ones_like(ids)
     given = x if is_array(x) else ids
-    return segment_reduce(data, given, length, "sum", function="bincount")
+    return segment_reduce(
+        data, given, length, "sum", function="bincount", deterministic=deterministic and weighted
+    )
 
 
 _INTEGERS = ("signed integer", "unsigned integer")

@@ -536,3 +536,89 @@ def ref_csr_toolkit(
             ids[line[s] : line[s + 1]] = s
         out[batch] = ref_segment_toolkit(data[batch], ids, segments, op, "ignore", **options)
     return out
+
+
+def ref_tree_segment(
+    data: npt.ArrayLike, segment_ids: npt.ArrayLike, num_segments: int, reduce: str = "sum"
+) -> npt.NDArray[Any]:
+    """``segment_<reduce>(..., deterministic=True, bad_indices="ignore")`` as the order of
+    docs/deterministic.md defines it, one element at a time with NumPy scalars: each
+    segment's rows (at their positions in the flattened ids; a negative id or one past the
+    end drops its row) combined by the recursion over aligned power-of-two blocks of
+    positions, in float32 for float16 and bfloat16, then a zero sum or mean made +0 (for
+    complex, where both parts are zero), the mean's division by the count, and one rounding
+    to the data's dtype. An empty segment is 0 (1 for a product)."""
+    data, ids = np.asarray(data), np.asarray(segment_ids)
+    n = ids.size
+    flat_ids = ids.reshape(-1).tolist()
+    inner = data.shape[ids.ndim :]
+    rows = data.reshape(n, -1)
+    low = data.dtype.itemsize == 2 and data.dtype.kind not in "iu"  # float16, bfloat16
+    acc = np.dtype(np.float32) if low else data.dtype
+    span = 1 << max(n - 1, 0).bit_length()
+    out = np.empty((num_segments, rows.shape[1]), dtype=acc)
+
+    def tree(positions: list[int], start: int, size: int, column: int) -> Any:
+        if len(positions) == 1:
+            return acc.type(rows[positions[0], column])
+        middle = start + size // 2
+        left = [p for p in positions if p < middle]
+        right = [p for p in positions if p >= middle]
+        if not left:
+            return tree(right, middle, size // 2, column)
+        if not right:
+            return tree(left, start, size // 2, column)
+        a, b = tree(left, start, size // 2, column), tree(right, middle, size // 2, column)
+        return a * b if reduce == "prod" else a + b
+
+    for segment in range(num_segments):
+        positions = [p for p in range(n) if flat_ids[p] == segment]
+        for column in range(rows.shape[1]):
+            if not positions:
+                value = acc.type(1 if reduce == "prod" else 0)
+            else:
+                value = tree(positions, 0, span, column)
+            if reduce != "prod" and value == 0:  # -0.0 is +0.0 (complex: both parts 0)
+                value = acc.type(0)
+            if reduce == "mean" and positions:
+                value = value / acc.type(len(positions))
+            out[segment, column] = value
+    return out.astype(data.dtype).reshape((num_segments, *inner))
+
+
+def ref_tree_scatter(
+    data: npt.ArrayLike, targets: list[int | None], updates: npt.ArrayLike, reduce: str
+) -> npt.NDArray[Any]:
+    """A scatter ``"add"`` or ``"multiply"`` with ``deterministic=True`` as
+    docs/deterministic.md defines it: `targets` holds the flat (row-major) position in
+    `data` of each element of the row-major `updates` (None: dropped); each element's
+    updates are combined by the tree over their positions in the updates, then with the
+    element's value (``out = data op tree``), in float32 for float16 and bfloat16, rounded
+    once. Plain loops of NumPy scalars."""
+    data, updates = np.asarray(data), np.asarray(updates).reshape(-1)
+    low = data.dtype.itemsize == 2 and data.dtype.kind not in "iu"
+    acc = np.dtype(np.float32) if low else data.dtype
+    span = 1 << max(len(targets) - 1, 0).bit_length()
+    flat = data.reshape(-1).astype(acc)
+
+    def tree(positions: list[int], start: int, size: int) -> Any:
+        if len(positions) == 1:
+            return acc.type(updates[positions[0]])
+        middle = start + size // 2
+        left = [p for p in positions if p < middle]
+        right = [p for p in positions if p >= middle]
+        if not left:
+            return tree(right, middle, size // 2)
+        if not right:
+            return tree(left, start, size // 2)
+        a, b = tree(left, start, size // 2), tree(right, middle, size // 2)
+        return a * b if reduce == "multiply" else a + b
+
+    by_target: dict[int, list[int]] = {}
+    for position, target in enumerate(targets):
+        if target is not None:
+            by_target.setdefault(target, []).append(position)
+    for target, positions in by_target.items():
+        value = tree(positions, 0, span)
+        flat[target] = flat[target] * value if reduce == "multiply" else flat[target] + value
+    return flat.astype(data.dtype).reshape(data.shape)

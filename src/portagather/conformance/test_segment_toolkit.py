@@ -487,3 +487,51 @@ def test_dask_one_pass(backend, op, policy):
     assert any(name.startswith("_partial") for name in names), sorted(names)[:8]
     want = reference.ref_segment_toolkit(data, ids, 6, op, policy)
     _close(backend, out, want, x, op)
+
+
+def _bits(values: npt.NDArray[Any]) -> tuple[Any, ...]:
+    """The bits of a float array, NaN's payload left out (docs/deterministic.md)."""
+    nan = np.isnan(values)
+    return nan.tolist(), np.where(nan, 0, values).tobytes()
+
+
+@pytest.mark.cell("segment toolkit deterministic")
+@pytest.mark.parametrize("op", [f"segment_{o}" for o in FLOATING])
+def test_deterministic(backend, op):
+    """``deterministic=True``: the sums in the tree's order (docs/deterministic.md, "The
+    segment toolkit"). The same bits in two runs (on Dask, at two chunkings); var, made of
+    ``+ - * /`` only, the same bits as NumPy's; the others within rounding of it (each
+    backend's own exp, log and sqrt)."""
+    op = op[len("segment_") :]  # the matrix's row is the function's name
+    rng = np.random.default_rng(13)
+    dtype = "float64" if "float64" in backend.dtypes else "float32"
+    data = (rng.normal(size=(600, 2)) * 10.0 ** rng.integers(-3, 4, size=(600, 1))).astype(dtype)
+    ids = rng.integers(0, 7, size=600)
+    function = getattr(pg, f"segment_{op}")
+    want = function(data, ids, 8, deterministic=True)
+    runs = []
+    for chunk in (64, 256):
+        x = backend.asarray(data, chunks=((chunk,) * (600 // chunk) + (600 % chunk,), (2,)))
+        i = backend.asarray(ids, chunks=((chunk,) * (600 // chunk) + (600 % chunk,),))
+        runs.append(backend.to_numpy(function(x, i, 8, deterministic=True)))
+    assert _bits(runs[0]) == _bits(runs[1])
+    if op == "var":
+        assert _bits(runs[0]) == _bits(want)
+    else:
+        np.testing.assert_allclose(runs[0], want, rtol=1e-5, atol=1e-30, equal_nan=True)
+
+
+@pytest.mark.cell("segment toolkit deterministic")
+@pytest.mark.parametrize("op", ["bincount"])
+def test_deterministic_bincount(backend, op):
+    """A weighted ``bincount(deterministic=True)``: NumPy's bits on every backend."""
+    del op  # names the matrix row only
+    rng = np.random.default_rng(17)
+    dtype = "float64" if "float64" in backend.dtypes else "float32"
+    x = rng.integers(0, 9, size=500)
+    w = (rng.normal(size=500) * 10.0 ** rng.integers(-3, 4, size=500)).astype(dtype)
+    want = pg.bincount(x, w, length=9, deterministic=True)
+    index_dtype = np.int64 if "int64" in backend.dtypes else np.int32
+    got = pg.bincount(backend.asarray(x.astype(index_dtype)), backend.asarray(w), length=9,
+                      deterministic=True)  # fmt: skip
+    assert _bits(backend.to_numpy(got)) == _bits(want)

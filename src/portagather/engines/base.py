@@ -18,6 +18,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from .._arrays import device_for_new
+from .._deterministic import tree_partials
 from .._errors import BadIndex
 from .._indices import Components, IndexAccess, flat_positions
 from .._plan import GatherPlan, row_major_strides
@@ -62,6 +63,11 @@ class Engine:
     #: the sum of ``exp(x - shift)`` with shift the largest where finite, else 0); or None
     #: where the plan does not serve these arrays.
     segment_statistics: Callable[..., tuple[Any, ...] | None] | None = None
+    #: ``merge_rows(rows, left, right, op)``: `rows` (a new 2-d array of the tree of
+    #: ``_deterministic``) with ``rows[left] = rows[left] op rows[right]`` written in place,
+    #: for disjoint `left` rows (1-d positions, as many as `right`), returned; or None where
+    #: the engine writes no rows in place (the tree then runs with fixed shapes).
+    merge_rows: Callable[[Any, Any, Any, str], Any] | None = None
 
     def __init__(self, xp: Any) -> None:
         self.xp = xp
@@ -224,6 +230,28 @@ class Engine:
         )
         dropping = components.keep is not None
         return self.scatter_at(data, flat, updates, reduce, promises, dropping=dropping)
+
+    def tree_partials(
+        self, values: Any, slots: Any, segments: int, op: str, in_order: bool
+    ) -> tuple[Any, Any]:  # fmt: skip
+        """``(partial, count)``: the rows of `values` (``(N, F)``) combined by `op` (``"add"``,
+        ``"multiply"``) into `segments` segments at `slots` (``(N,)``; `segments` marks a row
+        of none) in the one order of ``_deterministic``, each empty segment holding the
+        padding, and the rows per segment in the widest integer dtype. `in_order`: the
+        slots are promised sorted."""
+        return tree_partials(self.xp, self, values, slots, segments, op, in_order)
+
+    def repeat(self, count: int, step: Callable[[Any, Any], Any], state: Any) -> Any:
+        """``state = step(i, state)`` for ``i`` in ``range(count)``, then `state`: a Python
+        loop here; a compiled loop where the engine has one (`i` then is a 0-d array)."""
+        for i in range(count):
+            state = step(i, state)
+        return state
+
+    def unless_none(self, any_work: Any, step: Callable[[Any], Any], state: Any) -> Any:
+        """``step(state)``, which may be skipped where the 0-d bool `any_work` is False
+        (``state`` returned as it is); here it always runs, as no value is read."""
+        return step(state)
 
     def checked_scatter(
         self, plan: GatherPlan, index_shape: tuple[int, ...], index_dtype: Any, reduce: str,

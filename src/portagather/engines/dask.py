@@ -20,6 +20,7 @@ from .._indices import Components, IndexAccess
 from .._plan import GatherPlan
 from .._scatter import ScatterPromises
 from .base import Engine, depth0_grid
+from .dask_deterministic import dask_tree_partials
 from .dask_routes import Role, has_unknown_sizes, routed_gather
 from .dask_scatter_routes import routed_scatter
 from .dask_segments import (
@@ -93,6 +94,12 @@ class DaskEngine(Engine):
     ) -> tuple[Any, ...] | None:
         """The one-pass partial plan (``dask_statistics``) where its partials fit a task."""
         return segment_statistics(statistic, data, ids, segments)
+
+    def tree_partials(
+        self, values: Any, slots: Any, segments: int, op: str, in_order: bool
+    ) -> tuple[Any, Any]:  # fmt: skip
+        """Dense partials of aligned power-of-two chunks (``dask_deterministic``)."""
+        return dask_tree_partials(values, slots, segments, op, in_order)
 
     def segment_plan(
         self, data: Any, ids: Any, num_segments: int, reduce: str, identity: int | float,

@@ -61,6 +61,12 @@ class JaxEngine(Engine):
     def index_access(self, x: Any) -> IndexAccess:
         return "trace" if is_traced(x) else "now"
 
+    def repeat(self, count: int, step: Callable[[Any, Any], Any], state: Any) -> Any:
+        return lax.fori_loop(0, count, step, state) if count else state
+
+    def unless_none(self, any_work: Any, step: Callable[[Any], Any], state: Any) -> Any:
+        return lax.cond(any_work, step, lambda unchanged: unchanged, state)
+
     def reads_cheaply(self, x: Any) -> bool:
         return all(d.platform == "cpu" for d in x.devices())
 

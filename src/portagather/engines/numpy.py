@@ -42,6 +42,13 @@ class NumPyEngine(Engine):
         out.fill(value)
         return out
 
+    def merge_rows(self, rows: Any, left: Any, right: Any, op: str) -> Any:
+        """``take`` of the two rows (faster than indexing), one ufunc into the first."""
+        ufunc = np.add if op == "add" else np.multiply
+        merged = np.take(rows, left, axis=0)
+        rows[left] = ufunc(merged, np.take(rows, right, axis=0), out=merged)
+        return rows
+
     def index_block_rows(self, data: Any, indices: Any, plan: GatherPlan) -> int:
         if plan.batch_dims or indices.size < 4 * self.BLOCK or indices.ndim < 1 + plan.vector:
             return 0

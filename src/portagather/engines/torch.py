@@ -353,6 +353,16 @@ class TorchEngine(Engine):
     def copy(self, data: Any) -> Any:
         return data.clone()  # stays in the autograd graph
 
+    def merge_rows(self, rows: Any, left: Any, right: Any, op: str) -> Any:
+        """In place (an index_copy of distinct rows: no order to choose), but for a product
+        that autograd records: its backward reads the factors, which a later level would
+        have overwritten."""
+        first, second = rows.index_select(0, left), rows.index_select(0, right)
+        merged = first + second if op == "add" else first * second
+        if op == "multiply" and rows.requires_grad:
+            return rows.index_copy(0, left, merged)
+        return rows.index_copy_(0, left, merged)
+
     def select_function(self, dtype: Any) -> Any:
         twin = SIGNED_TWIN.get(dtype)
         if twin is None:
