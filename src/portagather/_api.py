@@ -147,15 +147,19 @@ def run_scatter(
         op, data, indices, updates, arguments, reduce, bad_indices, unique_indices,
         indices_are_sorted, deterministic,
     )  # fmt: skip
+    return scatter_route(route, data, indices, updates, bool(deterministic))
+
+
+def scatter_route(
+    route: Route, data: Any, indices: Any, updates: Any, deterministic: bool = False
+) -> Any:  # fmt: skip
+    """The steps of a checked scatter (`route`) that remain: on the index values; with
+    `deterministic` (the call's, checked), a floating add or multiply in the tree's order
+    (``_deterministic.tree_scatter``)."""
     if deterministic:
         found = tree_scatter(route, data, indices, updates)
         if found is not None:
             return found
-    return scatter_route(route, data, indices, updates)
-
-
-def scatter_route(route: Route, data: Any, indices: Any, updates: Any) -> Any:
-    """The steps of a checked scatter (`route`) that remain: on the index values."""
     if route.kernel is not None:
         # As for the gathers (run_gather): a valid index, the common case, costs no range
         # read where the backend's own scatter checks it; on a bad one, the policy decides.

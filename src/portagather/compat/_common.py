@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import operator
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -248,3 +249,12 @@ def unsorted_segment(
 
 
 _NO_RENAMES: dict[str, str] = {}
+
+
+def torch_deterministic() -> bool:
+    """Whether PyTorch's deterministic algorithms are on (``torch.use_deterministic_algorithms
+    (True)``): the PyTorch front ends then add floats in ``deterministic=True``'s one order,
+    where PyTorch's own op would raise or differ between runs. Read only where torch is
+    imported already (a front end on NumPy arrays imports nothing)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and bool(torch.are_deterministic_algorithms_enabled())

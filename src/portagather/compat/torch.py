@@ -80,7 +80,7 @@ from .._plan import GatherPlan, plan_gather, plan_gather_d
 from .._segment_csr import segment_csr as pg_segment_csr
 from .._types import Reduction
 from ..engines import engine_for
-from ._common import as_int, plan_gather_nd_from_end, renamed, ways_out
+from ._common import as_int, plan_gather_nd_from_end, renamed, torch_deterministic, ways_out
 
 __all__ = [
     "gather",
@@ -179,15 +179,16 @@ _SCATTER_NAMES = {name: {**_NAMES, "src": name} for name in ("src", "value")}
 
 def _checked_scatter(
     op: Operation, input: Any, dim: Any, index: Any, src: Any, reduce: Reduction,
-    mean: bool = False,
+    mean: bool = False, ordered: bool = False,
 ) -> tuple[Route, Any, Any, Any]:  # fmt: skip
     """``(route, input, index, src)``: the core's checked call of the scatter `op` along
     `dim` (`src` of input's dtype, fitted to the gather's result shape as `op` says; with
     `mean`, a numeric input). Its plan holds PyTorch's range for the index values, which
     the pipeline checks."""
     route, input, index, src = scatter_call(
-        op, input, index, src, (int_argument(dim, "dim"),), reduce, "error", False, False
-    )
+        op, input, index, src, (int_argument(dim, "dim"),), reduce, "error", False, False,
+        ordered,
+    )  # fmt: skip
     if mean and route.reduction != "add":  # bool's OR (the core refused the other non-numbers)
         msg = f'reduce="mean" needs input of a numeric dtype; got {dtype_name(input.dtype)}'
         raise TypeError(msg)
@@ -246,8 +247,10 @@ def scatter(
     given = src if value is None else value
     with _renamed("scatter", "value" if value is not None else "src"):
         op = _SCATTER_BROADCAST if scalar else _SCATTER
-        route, input, index, src = _checked_scatter(op, input, dim, index, given, core)
-        return _api.scatter_route(route, input, index, src)
+        ordered = core == "add" and torch_deterministic()
+        route, input, index, src = _checked_scatter(op, input, dim, index, given, core,
+                                                    ordered=ordered)  # fmt: skip
+        return _api.scatter_route(route, input, index, src, ordered)
 
 
 def scatter_add(input: Any, dim: int, index: Any, src: Any) -> Any:
@@ -264,8 +267,10 @@ def scatter_add(input: Any, dim: int, index: Any, src: Any) -> Any:
            [0., 0., 2., 1., 1.]])
     """
     with _renamed("scatter_add"):
-        route, input, index, src = _checked_scatter(_SCATTER, input, dim, index, src, "add")
-        return _api.scatter_route(route, input, index, src)
+        ordered = torch_deterministic()
+        route, input, index, src = _checked_scatter(_SCATTER, input, dim, index, src, "add",
+                                                    ordered=ordered)  # fmt: skip
+        return _api.scatter_route(route, input, index, src, ordered)
 
 
 _REDUCE: dict[str, Reduction] = {
@@ -303,16 +308,20 @@ def scatter_reduce(
     """
     one_of(reduce, _REDUCE, "reduce")
     mean = reduce == "mean"
+    # PyTorch's deterministic mode: the sum's adds in one order (the mean's, with its count
+    # and include_self=False's identity, in the backend's).
+    ordered = reduce == "sum" and include_self is True and torch_deterministic()
     with _renamed("scatter_reduce"):
         route, input, index, src = _checked_scatter(
-            _SCATTER, input, dim, index, src, _REDUCE[reduce], mean
+            _SCATTER, input, dim, index, src, _REDUCE[reduce], mean, ordered
         )
-        return _reduced_into(route, input, index, src, reduce, include_self)
+        return _reduced_into(route, input, index, src, reduce, include_self, ordered)
 
 
 def _reduced_into(
-    route: Route, input: Any, index: Any, src: Any, reduce: str, include_self: bool
-) -> Any:
+    route: Route, input: Any, index: Any, src: Any, reduce: str, include_self: bool,
+    ordered: bool = False,
+) -> Any:  # fmt: skip
     """PyTorch's `reduce` of the checked updates `src` into `input` at `index`, by the
     route's scatter (``scatter_reduce``, ``index_reduce``).
 
@@ -322,7 +331,7 @@ def _reduced_into(
     values, floor-divided for integer dtypes, as in PyTorch. The count of updates per
     element comes from the same index, made valid once (``_api.scatter_with_count``)."""
     if include_self and reduce != "mean":
-        return _api.scatter_route(route, input, index, src)
+        return _api.scatter_route(route, input, index, src, ordered)
     xp, engine = route.xp, route.engine
     dtype, shape = input.dtype, tuple(input.shape)
     base = input
@@ -474,16 +483,17 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) 
            [0., 0.],
            [2., 2.]])
     """
+    ordered = torch_deterministic()
     with renamed({}, ways_out("portagather.compat.torch.index_add", "scatter_d")):
         route, input, index, source = scatter_call(
             _INDEX_ADD, input, _vector(index), source, (int_argument(dim, "dim"),), "add",
-            "error", False, False,
+            "error", False, False, ordered,
         )  # fmt: skip
         if not (isinstance(alpha, int | float | complex) and alpha == 1):
             check_python_values(alpha, input.dtype, "alpha", "input")
             xp = route.xp
             source = source * xp.asarray(alpha, dtype=input.dtype, device=aac.device(input))
-        return _api.scatter_route(route, input, index, source)
+        return _api.scatter_route(route, input, index, source, ordered)
 
 
 _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
@@ -544,6 +554,7 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
         msg = f"indices must be a non-empty tuple of index arrays; got {indices!r}"
         raise TypeError(msg)
     reduce = "add" if accumulate else "update"
+    ordered = accumulate and torch_deterministic()
     key, kept = call_key((_INDEX_PUT, reduce), input, *indices, values)
     if kept is None:  # the checks of the tuple, once per key
         input, parts, (xp, common, one_shape) = _index_tuple(input, indices)
@@ -563,13 +574,13 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
     ):
         if route is None:  # the core's checked call, kept with the tuple's checks
             route, input, vectors, values = scatter_call(
-                _INDEX_PUT, input, vectors, values, (), reduce, "error", False, False
+                _INDEX_PUT, input, vectors, values, (), reduce, "error", False, False, ordered
             )
             keep(key, (xp, common, one_shape, route))
         elif not route.updates_as_given:  # the cast or broadcast of the first call
             shape, fit = route.plan.out_shape, _INDEX_PUT.updates_fit
             values = fitted_updates(route.xp, values, input.dtype, shape, fit)
-        return _api.scatter_route(route, input, vectors, values)
+        return _api.scatter_route(route, input, vectors, values, ordered)
 
 
 def _index_tuple(input: Any, indices: Any) -> tuple[Any, list[Any], tuple[Any, Any, bool]]:
@@ -730,7 +741,8 @@ def _reduced(xp: Any, data: Any, offsets: Any, reduce: str, policy: str, initial
     kind = dtype_kind(xp, data.dtype) if reduce == "mean" else None
     floating = kind in ("real floating", "complex floating")
     if reduce == "mean" and (initial is not None or floating):
-        total = pg_segment_csr(data, offsets, reduce="sum", bad_indices=policy)
+        total = pg_segment_csr(data, offsets, reduce="sum", bad_indices=policy,
+                               deterministic=torch_deterministic())  # fmt: skip
         count = per_segment(xp, offsets[..., 1:] - offsets[..., :-1], total)
         filled = count > 0
         if initial is not None:
@@ -742,7 +754,9 @@ def _reduced(xp: Any, data: Any, offsets: Any, reduce: str, policy: str, initial
             mean = xp.astype(xp.floor_divide(total, xp.astype(divisor, total.dtype)), data.dtype)
         empty = xp.nan if initial is None else initial
         return xp.where(filled, mean, xp.full_like(mean, empty))
-    result = pg_segment_csr(data, offsets, reduce=reduce, bad_indices=policy)
+    deterministic = reduce in ("sum", "mean") and torch_deterministic()
+    result = pg_segment_csr(data, offsets, reduce=reduce, bad_indices=policy,
+                            deterministic=deterministic)  # fmt: skip
     if initial is None or reduce == "mean":
         return result
     start = xp.full_like(result, initial)

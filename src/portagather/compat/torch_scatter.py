@@ -78,7 +78,7 @@ from .._segment import segment_max, segment_prod, segment_sum
 from .._segment_csr import _enforce_offsets, _ids_from_offsets
 from .._segment_toolkit import segment_argmax, segment_argmin
 from ..engines import Engine, engine_for
-from ._common import renamed, ways_out
+from ._common import renamed, torch_deterministic, ways_out
 
 __all__ = [
     "gather_coo",
@@ -268,6 +268,9 @@ class _Layout:
 
     def reduce(self, rows: Any, how: Callable[..., Any]) -> Any:
         """`how` (a core segment reduction) of `rows` by segment: the segments' form."""
+        if how is segment_sum:  # (in one order where PyTorch's deterministic mode is on)
+            return how(rows, self.ids, self.groups, bad_indices=self.policy,
+                       deterministic=torch_deterministic())  # fmt: skip
         return how(rows, self.ids, self.groups, bad_indices=self.policy)
 
     def gather_rows(self, groups: Any) -> Any:
