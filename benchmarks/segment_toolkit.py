@@ -6,6 +6,7 @@
     python benchmarks/segment_toolkit.py --from-json    # the section from the saved figures
     python benchmarks/segment_toolkit.py --profile      # where the time of the misses goes
     python benchmarks/segment_toolkit.py --dask         # argmax, var, std on a cluster
+    python benchmarks/segment_toolkit.py --dask-once --dask-segments 1000000  # one call each
 
 Workloads: 1M rows x 16 float32 features into 100k segments, ids sorted and unsorted
 (``--rows``, ``--segments`` for a smaller run; the section names the size). For each
@@ -14,17 +15,18 @@ function of ``src/portagather/_segment_toolkit.py``, on NumPy, PyTorch (CPU) and
 
 - ``segment_softmax``, ``segment_log_softmax``, ``segment_logsumexp``: each segment's
   maximum, ``exp`` of the shifted rows, their sum per segment and a take back to the rows.
-  NumPy ``np.maximum.at`` + ``exp`` + ``np.add.at`` + ``x[ids]`` (and, sorted,
-  ``np.maximum.reduceat`` / ``np.add.reduceat``); PyTorch ``scatter_reduce_("amax",
-  include_self=False)`` + ``exp`` + ``index_add_`` + ``index_select``, as PyG's ``softmax``;
-  JAX ``jax.ops.segment_max`` + ``exp`` + ``segment_sum`` + take (``indices_are_sorted=True``
-  where sorted). The maximum carries no gradient in the natives (``detach``,
-  ``stop_gradient``), as in portagather. Beside them, today's four-call composition of
-  portagather (``segment_max``, ``gather(axis=0)``, ``exp``, ``segment_sum``, ``gather``, as
-  ``examples/message_passing.py`` writes it, the maximum not detached: portagather has no
-  backend-neutral way to), which the one call must beat. Forward, and on PyTorch and JAX
-  forward + backward (the sum of the output times a fixed cotangent, then
-  ``torch.autograd.grad`` / ``jax.grad`` inside the ``jit``).
+  NumPy ``np.maximum.at`` + ``exp`` + ``np.add.at`` + ``x[ids]``, the same ``ufunc.at`` on
+  flat positions (``ids * width + arange(width)``, built once per call) + ``take``, and,
+  sorted, ``ufunc.reduceat`` + ``take`` (the same three for argmax and var); PyTorch
+  ``scatter_reduce_("amax", include_self=False)`` + ``exp`` + ``index_add_`` +
+  ``index_select``, as PyG's ``softmax``; JAX ``jax.ops.segment_max`` + ``exp`` +
+  ``segment_sum`` + take (``indices_are_sorted=True`` where sorted). The maximum carries no
+  gradient in the natives (``detach``, ``stop_gradient``), as in portagather. Beside them,
+  today's four-call composition of portagather (``segment_max``, ``gather(axis=0)``,
+  ``exp``, ``segment_sum``, ``gather``, as ``examples/message_passing.py`` writes it, the
+  maximum not detached: portagather has no backend-neutral way to), which the one call must
+  beat. Forward, and on PyTorch and JAX forward + backward (the sum of the output times a
+  fixed cotangent, then ``torch.autograd.grad`` / ``jax.grad`` inside the ``jit``).
 - ``segment_argmax`` / ``_argmin``: the maximum per segment, equality with it gathered, the
   minimum of the positions per segment (``np.minimum.at`` of ``where(eq, arange, N)``,
   ``scatter_reduce_("amin")``, ``jax.ops.segment_min``); an empty segment gets ``N``.
@@ -48,10 +50,15 @@ its bound from issue 38 (1.0 for the softmax family, 1.05 for the rest).
 count of scatters and gathers in the lowered program of portagather's call and of the
 native's.
 
-``--dask``: ``segment_argmax``, ``segment_var``, ``segment_std`` on a
-``distributed.LocalCluster`` (``harness.local_cluster``) against flox's
+``--dask``: ``segment_argmax``, ``segment_var``, ``segment_std`` of 16M float32 rows in
+chunks of 500k (``--dask-rows``) into 1,000 and 1,000,000 segments (``--dask-segments``) on
+a ``distributed.LocalCluster`` (``harness.local_cluster``) against flox's
 ``groupby_reduce(..., method="map-reduce")`` (``nanargmax`` is flox's argmax; flox must be
-importable: it is not a dependency).
+importable: it is not a dependency), interleaved rounds in one cluster. ``--dask-once``:
+one call of each, each in a cluster of its own, for a size where rounds do not finish.
+
+Rounds: ``--rounds`` per candidate, more (up to 41) where a block's rounds take less than
+``BUDGET`` seconds.
 """
 
 from __future__ import annotations
@@ -88,6 +95,9 @@ OPS = (*FAMILY, "argmax", "argmin", "var", "std", "count", "bincount", "bincount
 BOUNDS = {op: 1.0 if op in FAMILY else 1.05 for op in OPS}
 BACKENDS = ("numpy", "torch", "jax")
 TINY = np.finfo(np.float32).tiny
+#: Seconds of rounds a block may take: the fast blocks (counts) run more rounds than
+#: `--rounds`, up to 41; the large ones `--rounds`.
+BUDGET = 1.0
 
 
 def data(rows: int, segments: int, sorted_ids: bool) -> dict[str, Any]:
@@ -110,26 +120,37 @@ def data(rows: int, segments: int, sorted_ids: bool) -> dict[str, Any]:
 
 
 class NumpyKit:
-    """NumPy's steps: ``ufunc.at`` into the identity, or (``reduceat``, sorted ids only)
-    ``ufunc.reduceat`` at the first row of each segment that has one."""
+    """NumPy's steps: ``ufunc.at`` of the rows into the identity and ``t[ids]`` (the plain
+    spelling); with `flat`, ``ufunc.at`` on flat positions (``ids * width + arange(width)``,
+    NumPy's fast scalar loop) and ``t.take(ids, axis=0)``; with `reduceat` (sorted ids),
+    ``ufunc.reduceat`` at the first row of each segment that has one and ``take``."""
 
     xp = np
 
-    def __init__(self, ids: Any, n: int, reduceat: bool = False) -> None:
+    def __init__(self, ids: Any, n: int, *, flat: bool = False, reduceat: bool = False) -> None:
         self.ids, self.n, self.rows = ids, n, ids.shape[0]
+        self.flat, self.fast_take = flat, flat or reduceat
         self.starts = self.filled = None
+        self._flat: dict[int, Any] = {}
         if reduceat:
             first = np.empty(ids.shape[0], bool)
             first[0], first[1:] = True, ids[1:] != ids[:-1]
             self.starts = np.flatnonzero(first)
             self.filled = ids[self.starts]
 
+    def _positions(self, width: int) -> Any:
+        if width not in self._flat:
+            self._flat[width] = (self.ids[:, None] * width + np.arange(width)).reshape(-1)
+        return self._flat[width]
+
     def _reduce(self, v: Any, ufunc: Any, fill: Any) -> Any:
         out = np.full((self.n, *v.shape[1:]), fill, v.dtype)
-        if self.starts is None:
-            ufunc.at(out, self.ids, v)
-        else:
+        if self.starts is not None:
             out[self.filled] = ufunc.reduceat(v, self.starts, axis=0)
+        elif self.flat and v.ndim == 2:
+            ufunc.at(out.reshape(-1), self._positions(v.shape[1]), v.reshape(-1))
+        else:
+            ufunc.at(out, self.ids, v)
         return out
 
     def max(self, v: Any) -> Any:
@@ -142,7 +163,7 @@ class NumpyKit:
         return self._reduce(v, np.add, 0)
 
     def take(self, t: Any) -> Any:
-        return t[self.ids]
+        return t.take(self.ids, axis=0) if self.fast_take else t[self.ids]
 
     def count(self) -> Any:
         return np.bincount(self.ids, minlength=self.n)
@@ -366,9 +387,12 @@ def _numpy(op: str, _mode: str, d: dict[str, Any]) -> list[Candidate]:
                                lambda: four_calls(op, x, ids, n, srt, "error")))  # fmt: skip
     cands.append(Candidate("ufunc.at + x[ids]", "native",
                            lambda: composed(NumpyKit(ids, n), op, x)))  # fmt: skip
+    cands.append(Candidate("ufunc.at (flat positions) + take", "native",
+                           lambda: composed(NumpyKit(ids, n, flat=True), op, x)))  # fmt: skip
     if srt:
-        cands.append(Candidate("ufunc.reduceat + x[ids]", "native",
-                               lambda: composed(NumpyKit(ids, n, True), op, x)))  # fmt: skip
+        sorted_kit = lambda: NumpyKit(ids, n, reduceat=True)  # noqa: E731
+        cands.append(Candidate("ufunc.reduceat + take", "native",
+                               lambda: composed(sorted_kit(), op, x)))  # fmt: skip
     return cands
 
 
@@ -504,7 +528,7 @@ def run(args: Any) -> list[dict[str, Any]]:
             firsts: dict[str, Any] = {}
             first_results(cands, firsts)
             start = time.perf_counter()
-            res = repeated(cands, 0.0, args.repeat, lambda c: c.kind == "native",
+            res = repeated(cands, BUDGET, args.repeat, lambda c: c.kind == "native",
                            min_rounds=args.rounds)  # fmt: skip
             wall = time.perf_counter() - start
             for c in cands:
@@ -577,8 +601,17 @@ def jax_op_counts(r: dict[str, Any], d: dict[str, Any]) -> dict[str, dict[str, i
         "pg": lambda v, i: mine(op, v, i, n, srt, "clip"),
         "native": lambda v, i: composed(JaxKit(i, n, srt), op, v),
     }
-    if op in ("count",):
-        return {}
+    if op == "count":
+        fns["native"] = lambda _v, i: jnp.bincount(i, length=n)
+    elif op.startswith("bincount"):
+        from jax.experimental import checkify
+
+        x = jnp.asarray(d["w"])
+        weighted = op == "bincount_weighted"
+        fns = {
+            "pg": checkify.checkify(lambda w, i: pg.bincount(i, w if weighted else None, length=n)),
+            "native": lambda w, i: jnp.bincount(i, w if weighted else None, length=n),
+        }
     out = {}
     for name, f in fns.items():
         g = f
@@ -651,6 +684,47 @@ def dask_rows(rows: int, chunk: int, segments: int, rounds: int) -> list[dict[st
     return out
 
 
+def dask_once(rows: int, chunk: int, segments: int) -> list[dict[str, Any]]:
+    """argmax, var and std, each candidate computed once in a ``LocalCluster`` of its own
+    (fresh workers, nothing left from another call): seconds, the workers' peak memory
+    (``harness.WorkerMemory``) and how many workers the nannies restarted (addresses that
+    changed), for a size where repeated rounds in one cluster do not finish."""
+    import dask.array as da
+    import flox
+    from distributed import wait
+    from harness import WorkerMemory, local_cluster
+
+    groups = np.arange(segments)
+    out = []
+    for op in ("argmax", "var", "std"):
+        row: dict[str, Any] = {"op": op, "rows": rows, "chunk": chunk, "segments": segments}
+        for name in ("portagather", "flox"):
+            with local_cluster() as client:
+                x = da.random.default_rng(2).random(rows, dtype=np.float32, chunks=chunk)
+                ids = da.random.default_rng(1).integers(0, segments, rows, chunks=chunk)
+                x, ids = x.persist(), ids.persist()
+                wait([x, ids])
+                if name == "portagather":
+                    lazy = getattr(pg, f"segment_{op}")(x, ids, segments)
+                else:
+                    func = "nanargmax" if op == "argmax" else op
+                    lazy = flox.groupby_reduce(x, ids, func=func, expected_groups=groups,
+                                               method="map-reduce")[0]  # fmt: skip
+                before = set(client.scheduler_info()["workers"])
+                with WorkerMemory(client) as memory:
+                    start = time.perf_counter()
+                    future = client.compute(lazy)
+                    wait(future)
+                    row[name] = time.perf_counter() - start
+                after = set(client.scheduler_info()["workers"])
+                row[f"{name}_peak_mb"] = max(memory.peak.values(), default=0) / 1e6
+                row[f"{name}_restarts"] = len(after - before)
+                del future
+        print(row, flush=True)
+        out.append(row)
+    return out
+
+
 # ---------------------------------------------------------------- the section
 
 
@@ -670,8 +744,9 @@ def section(saved: dict[str, Any], command: str) -> str:
         f"{size}, int64 ids sorted and unsorted; `bincount` counts the same ids into as "
         "many bins (weights: one float32 per row). portagather's one call (`bad_indices="
         '"error"` on NumPy and PyTorch, `"clip"` under `jit`) against the fastest '
-        "composition of native calls of the block: NumPy `ufunc.at` + `x[ids]` (sorted, also "
-        "`ufunc.reduceat`), PyTorch `scatter_reduce_` / `index_add_` / `index_select` (PyG's "
+        "composition of native calls of the block: NumPy `ufunc.at` of the rows + `x[ids]`, "
+        "`ufunc.at` on flat positions + `take` (and, sorted, `ufunc.reduceat` + `take`), "
+        "PyTorch `scatter_reduce_` / `index_add_` / `index_select` (PyG's "
         "softmax), JAX `jax.ops.segment_*` + take under `jit` (`indices_are_sorted` where "
         "sorted); counts against `np.bincount` / `torch.bincount` / `jnp.bincount(length=)`. "
         "`pg.bincount` has no `bad_indices`, so under `jit` it runs in `checkify` (checked) "
@@ -680,8 +755,10 @@ def section(saved: dict[str, Any], command: str) -> str:
         'detach the maximum, as portagather does. "4 calls": today\'s composition '
         "`segment_max`, `gather`, `exp`, `segment_sum`, `gather` of portagather (maximum not "
         "detached), which the one call must beat (ratio below 1). Medians of interleaved "
-        f"rounds ({rows[0]['rounds'] if rows else 0} per candidate"
-        f"{f', {repeat} repeats' if repeat > 1 else ''}) in one process, every first result "
+        f"rounds ({saved.get('rounds', 5)} per candidate, more where a block's rounds are "
+        "short (up to 41 in its second), after two warm-up calls"
+        f"{f'; {repeat} repeats where a ratio shows its range' if repeat > 1 else ''}) in "
+        "one process, on a 2-core machine shared with other work while it ran; every first result "
         "checked against NumPy's in float64. Bounds (issue 38): 1.0 for softmax, "
         "log_softmax and logsumexp, 1.05 for the rest.",
         "",
@@ -701,29 +778,145 @@ def section(saved: dict[str, Any], command: str) -> str:
         )
     over = misses(rows)
     lines += ["", f"{len(over)} of {len(rows)} rows over their bound."]
-    if saved.get("where"):
-        lines += ["", "Where the time goes (`--profile`):", "", *saved["where"]]
+    if saved.get("profile"):
+        lines += ["", *profile_lines(saved["profile"])]
     if saved.get("dask"):
         dk = saved["dask"]
         lines += [
             "",
             f"Dask (`--dask`): {dk[0]['rows']:_} float32 rows in chunks of {dk[0]['chunk']:_}"
-            f" into {dk[0]['segments']:_} segments, on a `distributed.LocalCluster` "
+            " (ids int64 in the same chunks), made on the workers and persisted, on a "
+            "`distributed.LocalCluster` "
             "(`harness.local_cluster`: 3 single-thread workers, 500 MB each), against flox "
             f'{saved.get("flox", "")} `groupby_reduce(..., method="map-reduce")` '
-            "(`nanargmax` for argmax). Medians of interleaved rounds of the graph's "
-            "construction and computation. Bound 1.05.",
+            "(`nanargmax` for argmax). Medians of "
+            f"{saved.get('dask_rounds', '')} interleaved rounds (after one warm-up round) of "
+            "the graph's construction and computation. Bound 1.05.",
             "",
-            "| function | portagather | flox | pg / flox | results agree |",
-            "|---|---|---|---|---|",
+            "| segments | function | portagather | flox | pg / flox | results agree |",
+            "|---|---|---|---|---|---|",
         ]
         for r in dk:
             ratio = r["portagather"] / r["flox"]
-            lines.append(f"| {r['op']} | {r['portagather']:.2f} s | {r['flox']:.2f} s | "
-                         f"{ratio_cell({'ratio': ratio}, 1.05)} | "
-                         f"{'yes' if r['agrees'] else 'no'} |")  # fmt: skip
+            note = " (workers restarted for memory during the block)" if r.get("restarts") else ""
+            lines.append(f"| {r['segments']:_} | {r['op']} | {r['portagather']:.2f} s | "
+                         f"{r['flox']:.2f} s | {ratio_cell({'ratio': ratio}, 1.05)} | "
+                         f"{'yes' if r['agrees'] else 'no'}{note} |")  # fmt: skip
+    if saved.get("dask_single"):
+        once = saved["dask_single"]
+        lines += [
+            "",
+            f"At {once[0]['segments']:_} segments the interleaved rounds did not finish: "
+            "workers passed their memory limit again and again and were restarted by their "
+            "nannies. One call of each candidate, each in a cluster of its own "
+            "(`--dask-once`; single calls, not medians; results not compared):",
+            "",
+            "| segments | function | portagather | flox | pg / flox | flox workers restarted |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in once:
+            ratio = r["portagather"] / r["flox"]
+            lines.append(f"| {r['segments']:_} | {r['op']} | {r['portagather']:.2f} s | "
+                         f"{r['flox']:.2f} s | {ratio_cell({'ratio': ratio}, 1.05)} | "
+                         f"{r.get('flox_restarts', '-')} |")  # fmt: skip
     lines.append("<!-- /segment-toolkit -->")
     return "\n".join(lines)
+
+
+def profile_lines(found: dict[str, Any]) -> list[str]:
+    """The profiles of `--profile` as tables, after :data:`WHERE_THE_TIME_GOES`."""
+    lines = ["### Where the time goes", "", *WHERE_THE_TIME_GOES, ""]
+    steps = {k: v["steps"] for k, v in found.items() if "steps" in v}
+    if steps:
+        lines += [
+            "The portagather call's functions of most own time (`harness.top_steps`, "
+            "cProfile over `--calls` calls, µs per call; `total` is the sum over every "
+            "function):",
+            "",
+        ]
+        for k, rows in steps.items():
+            op, mode, backend, srt = k.split("|")
+            order = "sorted" if srt == "True" else "unsorted"
+            cells = ", ".join(
+                f"{r['step']} {r['us'] / 1e3:.1f} ms"
+                + (f" x{r['calls']:.0f}" if r["calls"] > 1.5 else "")
+                for r in rows
+            )
+            lines.append(f"- {op} {mode}, {backend}, {order}: {cells}")
+        lines.append("")
+    hlo = {k: v["hlo"] for k, v in found.items() if v.get("hlo")}
+    if hlo:
+        lines += [
+            "Under `jit`, the instructions of the optimised programs (portagather / native):",
+            "",
+            "| function | pass | ids | scatter | gather | sort | while | fusion |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for k, counts in hlo.items():
+            op, mode, _backend, srt = k.split("|")
+            order = "sorted" if srt == "True" else "unsorted"
+            cells = " | ".join(
+                f"{counts['pg'][w]} / {counts['native'][w]}"
+                for w in ("scatter", "gather", "sort", "while", "fusion")
+            )
+            lines.append(f"| {op} | {mode} | {order} | {cells} |")
+        lines.append("")
+    return lines
+
+
+#: What the profiles of the rows over their bound show (`--profile`), step by step of
+#: ``src/portagather/_segment_toolkit.py``, with what would remove each step.
+WHERE_THE_TIME_GOES = [
+    "- **NumPy, every reduction.** Each `_Segments.reduce` (two per call in the softmax "
+    "family and argmax/argmin, three in var/std) goes through `Engine.scatter`, which "
+    "builds the flat position of every element afresh (`_indices.flat_positions`: "
+    "`ids * width + column`, an int64 array of the data's size), and then one "
+    "`ufunc.at`; each `spread` builds its positions again for its gather. The native that "
+    "wins unsorted does the same `ufunc.at` on flat positions but builds them once per "
+    "call. Suggestion: `_Segments` builds the flat positions once per inner width and "
+    "gives them to every reduction (`Engine.scatter_at`), one index pass per call.",
+    "- **NumPy, sorted ids.** portagather scatters with `ufunc.at` whatever the promise "
+    "(only the Dask engine uses `ufunc.reduceat`); `ufunc.reduceat` at the first row of "
+    "each run of ids wins several sorted blocks. Suggestion: a sorted route in the NumPy "
+    "engine (the heads from `ids[1:] != ids[:-1]`, once per call, kept by `_Segments`) "
+    "for every reduction of the call.",
+    "- **softmax, NumPy and PyTorch.** `exp` of the shifted rows is computed twice: in "
+    "`_Segments.exp_sums` for the sums, and again in `segment_softmax` for the result "
+    "(`torch.exp` twice in the profile; under `jit` XLA merges the two). Suggestion: "
+    "`exp_sums` returns the exponentials it summed.",
+    "- **softmax family, every backend.** `_Segments.shift` replaces a non-finite maximum "
+    "by 0 (`isfinite`, `where`) and `_log` guards `log(0)` with two `where`s: passes over "
+    "the per-segment table, a tenth of the data here. Under `jit` the optimised programs "
+    "of portagather and of the native have the same scatters and gathers (table below), "
+    "portagather's with these `select`s more; what else puts the `jit` log_softmax row "
+    "over 1.0 in both runs is not located by the op counts.",
+    "- **argmax / argmin, every backend.** `_arg` adds to the native's equality test "
+    "`isnan(data)`, `isnan(extreme)`, their `&` and the `|` (passes over the whole data: "
+    "`torch.isnan` twice in the profile, two `compare`s more under `jit`), and makes "
+    "`last` and the positions as arrays of the data's shape (`full_like` twice) where the "
+    "native passes a scalar to `where`. A NaN row makes its segment's extreme NaN (the "
+    "present test already relies on it), so `(data == extreme) | (data != data)` is the "
+    "same test without `isnan(extreme)` and the `&`; `where(hit, positions, rows)` with positions "
+    "of shape (rows, 1) and a scalar needs no `full_like`.",
+    "- **var / std.** The counts are a third scatter (`_Segments.count`: a `segment_sum` "
+    "of ones, `ufunc.at` / `scatter_add_`) where the native counts with `bincount`; on "
+    "NumPy all three build their flat positions (above).",
+    "- **segment_count, bincount (NumPy, PyTorch).** A `segment_sum` of ones: an array of "
+    "ones as long as the ids (`_ones_for`), the range check of the ids (`bincount` reads "
+    "`max(x)` in `_count_length` and the reduction checks the range again: four "
+    "`ufunc.reduce` on NumPy, `aminmax` on PyTorch), then `np.add.at` / `index_add_` of "
+    "the ones, where `np.bincount` / `torch.bincount` count in one pass. Suggestion: "
+    "after one range read, the backend's own `bincount` (NumPy, PyTorch; "
+    "`jnp.bincount(length=)` under `jit`) for counts and weighted sums.",
+    "- **bincount under `jit`.** `pg.bincount` takes no `bad_indices`, so under `jit` it "
+    "runs only inside `checkify`, whose range checks (the `compare`s and `select`s in the "
+    "table) the unchecked `jnp.bincount` does not make. Suggestion: a `bad_indices=` "
+    "keyword on `bincount`, so that a `jit` caller can take the unchecked path.",
+    "- **PyTorch forward+backward.** `run_backward` is autograd's work on the graph of the "
+    "forward steps (the maximum detached in both), so the backward rows carry the forward "
+    "steps above. The four-call composition's maximum is not detached, so autograd also "
+    "goes back through its `segment_max` and the gather of it.",
+]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -736,31 +929,48 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", action="store_true", help="where the misses' time goes")
     parser.add_argument("--calls", type=int, default=3, help="profiled calls (--profile)")
     parser.add_argument("--dask", action="store_true", help="argmax, var, std against flox")
+    parser.add_argument("--dask-once", action="store_true",
+                        help="--dask, one call each in a cluster of its own")  # fmt: skip
     parser.add_argument("--dask-rows", type=int, default=16_000_000)
-    parser.add_argument("--dask-segments", type=int, default=100_000)
+    parser.add_argument("--dask-segments", type=int, nargs="+", default=[1_000, 1_000_000])
     parser.add_argument("--no-write", action="store_true", help="print the section only")
     args = parser.parse_args(argv)
-    setup(args.threads, [*args.backends, "dask"] if args.dask else args.backends)
+    dask_run = args.dask or args.dask_once
+    setup(args.threads, [*args.backends, "dask"] if dask_run else args.backends)
     saved = json.loads(JSON.read_text()) if JSON.exists() and not args.quick else {"rows": []}
     command = f"python benchmarks/segment_toolkit.py --rounds {args.rounds}"
+    command += f" --repeat {args.repeat}" if args.repeat > 1 else ""
+    command += f" --backends {' '.join(args.backends)}" if len(args.backends) < 3 else ""
+    command += f" --ops {' '.join(args.ops)}" if len(args.ops) < len(OPS) else ""
     if args.profile:
         saved["profile"] = profile(saved, args.calls, 8)
-    elif args.dask:
+    elif args.dask or args.dask_once:
         import flox
 
-        saved["dask"] = dask_rows(args.dask_rows, 500_000, args.dask_segments, args.rounds)
-        saved["flox"] = flox.__version__
+        saved["flox"], field = flox.__version__, "dask_single" if args.dask_once else "dask"
+        kept = {(r["op"], r["segments"]): r for r in saved.get(field, [])}
+        for segments in args.dask_segments:
+            if args.dask_once:
+                new = dask_once(args.dask_rows, 500_000, segments)
+            else:
+                new = dask_rows(args.dask_rows, 500_000, segments, args.rounds)
+                saved["dask_rounds"] = args.rounds
+            kept |= {(r["op"], r["segments"]): r for r in new}
+            saved[field] = sorted(kept.values(), key=lambda r: (r["segments"], r["op"]))
+            JSON.write_text(json.dumps(saved, indent=1))  # kept if a later size fails
     elif not args.from_json:
         new = run(args)
         if args.quick:
             print(section({"rows": new, "commit": code_commit()}, command + " --quick"))
             return
         kept = {key(r): r for r in saved["rows"]}
-        kept |= {key(r): r for r in new}
+        kept |= {key(r): {**r, "command": command} for r in new}
         saved |= {"rows": list(kept.values()), "machine": machine(), "threads": args.threads,
+                  "rounds": args.rounds,
                   "commit": args.commit or code_commit()}  # fmt: skip
     JSON.write_text(json.dumps(saved, indent=1))
-    text = section(saved, saved.get("command", command))
+    commands = list(dict.fromkeys(r.get("command", command) for r in saved["rows"]))
+    text = section(saved, "`, `".join(commands) or command)
     if args.no_write:
         print(text)
     else:
