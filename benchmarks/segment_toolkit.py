@@ -760,7 +760,9 @@ def section(saved: dict[str, Any], command: str) -> str:
         f"{f'; {repeat} repeats where a ratio shows its range' if repeat > 1 else ''}) in "
         "one process, on a 2-core machine shared with other work while it ran; every first result "
         "checked against NumPy's in float64. Bounds (issue 38): 1.0 for softmax, "
-        "log_softmax and logsumexp, 1.05 for the rest.",
+        "log_softmax and logsumexp, 1.05 for the rest. The backends ran one after another "
+        "(the commands above) while the machine's load changed: compare times within a "
+        "block, not across backends.",
         "",
         "| function | pass | backend | ids | portagather | 4 calls | fastest native | "
         "native | pg / native | pg / 4 calls |",
@@ -791,7 +793,7 @@ def section(saved: dict[str, Any], command: str) -> str:
             f'{saved.get("flox", "")} `groupby_reduce(..., method="map-reduce")` '
             "(`nanargmax` for argmax). Medians of "
             f"{saved.get('dask_rounds', '')} interleaved rounds (after one warm-up round) of "
-            "the graph's construction and computation. Bound 1.05.",
+            f"the graph's construction and computation. Bound 1.05. {saved.get('dask_note', '')}",
             "",
             "| segments | function | portagather | flox | pg / flox | results agree |",
             "|---|---|---|---|---|---|",
@@ -809,15 +811,20 @@ def section(saved: dict[str, Any], command: str) -> str:
             f"At {once[0]['segments']:_} segments the interleaved rounds did not finish: "
             "workers passed their memory limit again and again and were restarted by their "
             "nannies. One call of each candidate, each in a cluster of its own "
-            "(`--dask-once`; single calls, not medians; results not compared):",
+            "(`--dask-once`; single calls, not medians; results not compared; a restart's "
+            "lost work is computed again inside the time):",
             "",
-            "| segments | function | portagather | flox | pg / flox | flox workers restarted |",
-            "|---|---|---|---|---|---|",
+            "| segments | function | portagather | flox | pg / flox | peak worker memory "
+            "(pg / flox) | workers restarted (pg / flox) |",
+            "|---|---|---|---|---|---|---|",
         ]
         for r in once:
             ratio = r["portagather"] / r["flox"]
+            peak = (f"{r['portagather_peak_mb']:.0f} / {r['flox_peak_mb']:.0f} MB"
+                    if "flox_peak_mb" in r else "-")  # fmt: skip
             lines.append(f"| {r['segments']:_} | {r['op']} | {r['portagather']:.2f} s | "
-                         f"{r['flox']:.2f} s | {ratio_cell({'ratio': ratio}, 1.05)} | "
+                         f"{r['flox']:.2f} s | {ratio_cell({'ratio': ratio}, 1.05)} | {peak} | "
+                         f"{r.get('portagather_restarts', '-')} / "
                          f"{r.get('flox_restarts', '-')} |")  # fmt: skip
     lines.append("<!-- /segment-toolkit -->")
     return "\n".join(lines)
@@ -830,8 +837,8 @@ def profile_lines(found: dict[str, Any]) -> list[str]:
     if steps:
         lines += [
             "The portagather call's functions of most own time (`harness.top_steps`, "
-            "cProfile over `--calls` calls, µs per call; `total` is the sum over every "
-            "function):",
+            "cProfile over `--calls` calls, ms per call, `xN` where a function ran N times in "
+            "one call; `total` is the sum over every function):",
             "",
         ]
         for k, rows in steps.items():
@@ -849,7 +856,7 @@ def profile_lines(found: dict[str, Any]) -> list[str]:
         lines += [
             "Under `jit`, the instructions of the optimised programs (portagather / native):",
             "",
-            "| function | pass | ids | scatter | gather | sort | while | fusion |",
+            "| function | pass | ids | scatter | gather | select | compare | fusion |",
             "|---|---|---|---|---|---|---|---|",
         ]
         for k, counts in hlo.items():
@@ -857,7 +864,7 @@ def profile_lines(found: dict[str, Any]) -> list[str]:
             order = "sorted" if srt == "True" else "unsorted"
             cells = " | ".join(
                 f"{counts['pg'][w]} / {counts['native'][w]}"
-                for w in ("scatter", "gather", "sort", "while", "fusion")
+                for w in ("scatter", "gather", "select", "compare", "fusion")
             )
             lines.append(f"| {op} | {mode} | {order} | {cells} |")
         lines.append("")
@@ -885,11 +892,16 @@ WHERE_THE_TIME_GOES = [
     "(`torch.exp` twice in the profile; under `jit` XLA merges the two). Suggestion: "
     "`exp_sums` returns the exponentials it summed.",
     "- **softmax family, every backend.** `_Segments.shift` replaces a non-finite maximum "
-    "by 0 (`isfinite`, `where`) and `_log` guards `log(0)` with two `where`s: passes over "
-    "the per-segment table, a tenth of the data here. Under `jit` the optimised programs "
-    "of portagather and of the native have the same scatters and gathers (table below), "
-    "portagather's with these `select`s more; what else puts the `jit` log_softmax row "
-    "over 1.0 in both runs is not located by the op counts.",
+    "by 0 (`isfinite`, `where`) and `_log` guards `log(0)` with a comparison and two "
+    "`where`s: on NumPy and PyTorch passes over the per-segment table, a tenth of the data "
+    "here. Under `jit` the optimised programs of portagather and of the native have the "
+    "same fusions in the same order (the same scatters and gathers, table below), but XLA "
+    "fuses these per-segment steps into the per-row consumers of the gathers, so the guards "
+    "run once per row element, not per segment: the `select`s and `compare`s more in "
+    "portagather's program, in the fusions of the subtraction and of the result. "
+    "`_log`'s guard is there for NumPy's division warning; `jnp.log(0)` is `-inf` without "
+    "one, so an engine-specific `log` (plain where the backend does not warn) would take "
+    "it out of the `jit` path.",
     "- **argmax / argmin, every backend.** `_arg` adds to the native's equality test "
     "`isnan(data)`, `isnan(extreme)`, their `&` and the `|` (passes over the whole data: "
     "`torch.isnan` twice in the profile, two `compare`s more under `jit`), and makes "
