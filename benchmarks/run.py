@@ -206,6 +206,7 @@ CARRIED = (
     "last-wins",
     "jax-eager",
     "segments",
+    "segment-toolkit",
     "segments-scale-out",
     "segments-dask-idioms",
     "gpu",
