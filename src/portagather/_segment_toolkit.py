@@ -557,9 +557,9 @@ def segment_count(
     array([3, 0, 1])
     """
     ids = _index_array(segment_ids, "segment_ids")
-    if bad_indices == "error" and indices_are_sorted is False and num_segments is not None:
-        counted = _counted(ids, ids, int_argument(num_segments, "num_segments"),
-                           "segment_count", False)  # fmt: skip
+    if bad_indices == "error" and num_segments is not None:  # (a sorted promise: no matter)
+        counted = _counted(ids, ids, num_segments, "segment_count", False,
+                           indices_are_sorted=indices_are_sorted)  # fmt: skip
         if counted is not None:
             return counted
     return segment_reduce(
@@ -629,7 +629,8 @@ _INTEGERS = ("signed integer", "unsigned integer")
 
 
 def _counted(
-    data: Any, ids: Any, length: int | None, function: str, weighted: bool, minlength: int = 0
+    data: Any, ids: Any, length: object, function: str, weighted: bool, minlength: int = 0,
+    indices_are_sorted: object = False,
 ) -> Any | None:  # fmt: skip
     """The counts of `ids` (weighted by `data` where `weighted`; else `data` stands for the
     data in the checks, and no ones are made) into `length` bins (None: ``max(ids) + 1``, at
@@ -638,9 +639,11 @@ def _counted(
     checked call; a bad value raises as ``"error"`` names it. None where the backend has no
     ``bincount`` or the values cannot be read now (the segment sum runs)."""
     planned = length if length is not None else minlength
-    call, data, ids = segment_call(data, ids, planned, "sum", False, "error", function, False,
-                                   False)  # fmt: skip
+    call, data, ids = segment_call(data, ids, planned, "sum", indices_are_sorted, "error",
+                                   function, False, False)  # fmt: skip
     engine, xp = call.route.engine, call.route.xp
+    if length is not None:
+        length = call.route.num_segments  # (checked: an int)
     if not engine.counts or call.access != "now" or (weighted and data.ndim != 1):
         return None
     flat = ids if ids.ndim == 1 else xp.reshape(ids, (-1,))
