@@ -877,57 +877,45 @@ WHERE_THE_TIME_GOES = [
     "- **NumPy, every reduction.** Each `_Segments.reduce` (two per call in the softmax "
     "family and argmax/argmin, three in var/std) goes through `Engine.scatter`, which "
     "builds the flat position of every element afresh (`_indices.flat_positions`: "
-    "`ids * width + column`, an int64 array of the data's size), and then one "
-    "`ufunc.at`; each `spread` builds its positions again for its gather. The native that "
-    "wins unsorted does the same `ufunc.at` on flat positions but builds them once per "
-    "call. Suggestion: `_Segments` builds the flat positions once per inner width and "
-    "gives them to every reduction (`Engine.scatter_at`), one index pass per call.",
+    "`ids * width + column`, an int64 array of the data's size), then one `ufunc.at`. The "
+    "native that wins (`ufunc.at` on flat positions, a native beyond the issue's row-wise "
+    "`ufunc.at`, which portagather beats) builds them once per call. Next: `_Segments` "
+    "builds the flat positions once per inner width and gives them to every reduction.",
     "- **NumPy, sorted ids.** portagather scatters with `ufunc.at` whatever the promise "
     "(only the Dask engine uses `ufunc.reduceat`); `ufunc.reduceat` at the first row of "
-    "each run of ids wins several sorted blocks. Suggestion: a sorted route in the NumPy "
-    "engine (the heads from `ids[1:] != ids[:-1]`, once per call, kept by `_Segments`) "
-    "for every reduction of the call.",
-    "- **softmax, NumPy and PyTorch.** `exp` of the shifted rows is computed twice: in "
-    "`_Segments.exp_sums` for the sums, and again in `segment_softmax` for the result "
-    "(`torch.exp` twice in the profile; under `jit` XLA merges the two). Suggestion: "
-    "`exp_sums` returns the exponentials it summed.",
-    "- **softmax family, every backend.** `_Segments.shift` replaces a non-finite maximum "
-    "by 0 (`isfinite`, `where`) and `_log` guards `log(0)` with a comparison and two "
-    "`where`s: on NumPy and PyTorch passes over the per-segment table, a tenth of the data "
-    "here. Under `jit` the optimised programs of portagather and of the native have the "
-    "same fusions in the same order (the same scatters and gathers, table below), but XLA "
-    "fuses these per-segment steps into the per-row consumers of the gathers, so the guards "
-    "run once per row element, not per segment: the `select`s and `compare`s more in "
-    "portagather's program, in the fusions of the subtraction and of the result. "
-    "`_log`'s guard is there for NumPy's division warning; `jnp.log(0)` is `-inf` without "
-    "one, so an engine-specific `log` (plain where the backend does not warn) would take "
-    "it out of the `jit` path.",
-    "- **argmax / argmin, every backend.** `_arg` adds to the native's equality test "
-    "`isnan(data)`, `isnan(extreme)`, their `&` and the `|` (passes over the whole data: "
-    "`torch.isnan` twice in the profile, two `compare`s more under `jit`), and makes "
-    "`last` and the positions as arrays of the data's shape (`full_like` twice) where the "
-    "native passes a scalar to `where`. A NaN row makes its segment's extreme NaN (the "
-    "present test already relies on it), so `(data == extreme) | (data != data)` is the "
-    "same test without `isnan(extreme)` and the `&`; `where(hit, positions, rows)` with positions "
-    "of shape (rows, 1) and a scalar needs no `full_like`.",
-    "- **var / std.** The counts are a third scatter (`_Segments.count`: a `segment_sum` "
-    "of ones, `ufunc.at` / `scatter_add_`) where the native counts with `bincount`; on "
-    "NumPy all three build their flat positions (above).",
-    "- **segment_count, bincount (NumPy, PyTorch).** A `segment_sum` of ones: an array of "
-    "ones as long as the ids (`_ones_for`), the range check of the ids (`bincount` reads "
-    "`max(x)` in `_count_length` and the reduction checks the range again: four "
-    "`ufunc.reduce` on NumPy, `aminmax` on PyTorch), then `np.add.at` / `index_add_` of "
-    "the ones, where `np.bincount` / `torch.bincount` count in one pass. Suggestion: "
-    "after one range read, the backend's own `bincount` (NumPy, PyTorch; "
-    "`jnp.bincount(length=)` under `jit`) for counts and weighted sums.",
+    "each run of ids wins several sorted blocks. Next: a sorted route in the NumPy engine "
+    "(the heads of the runs found once per call, kept by `_Segments`).",
+    "- **argmax / argmin, NumPy.** Beyond the two reductions and one gather of the native: "
+    "the NaN test of the extremes (one pass over the small table; the pass over the rows is "
+    "left out where no segment's extreme is NaN) and the positions broadcast by `where`.",
+    "- **softmax family, PyTorch.** The same kernels as PyG's composition "
+    "(`scatter_reduce_`, `index_add_`, `index_select` twice, `exp` once), by their keyed "
+    "routes; what remains is the guard of a non-finite shift (`isfinite` and `where` over "
+    "the per-segment table) and each route's lookup.",
+    "- **softmax family, `jit`.** The optimised programs have the same scatters, gathers "
+    "and fusions as the native's (table below), but XLA fuses the per-segment guards "
+    "(`shift`'s `isfinite` select, `_log`'s compare and selects) into the per-row "
+    "consumers of the gathers, so they run once per row element. `_log`'s guard is there "
+    "for NumPy's division warning (`jnp.log(0)` is `-inf` without one): an engine's own "
+    "`log` would take it out of the `jit` path.",
+    "- **var / std.** The counts are a third scatter (`_Segments.count`: a `segment_sum` of "
+    "ones) where the native counts with `bincount`.",
+    "- **segment_count, bincount.** NumPy and PyTorch take the backend's own `bincount`, "
+    "whose refusal of a negative value and longer result for a value past the length stand "
+    "in for the range check. A sorted NumPy `segment_count` row was measured before the "
+    "sorted promise took that path too (`ufunc.at` of ones then).",
     "- **bincount under `jit`.** `pg.bincount` takes no `bad_indices`, so under `jit` it "
     "runs only inside `checkify`, whose range checks (the `compare`s and `select`s in the "
-    "table) the unchecked `jnp.bincount` does not make. Suggestion: a `bad_indices=` "
-    "keyword on `bincount`, so that a `jit` caller can take the unchecked path.",
+    "table) the unchecked `jnp.bincount` does not make: a checked call against an unchecked "
+    "one.",
     "- **PyTorch forward+backward.** `run_backward` is autograd's work on the graph of the "
     "forward steps (the maximum detached in both), so the backward rows carry the forward "
     "steps above. The four-call composition's maximum is not detached, so autograd also "
     "goes back through its `segment_max` and the gather of it.",
+    "- **Dask.** The rows against flox were measured on the library of `248e747`, before "
+    "the toolkit's one-pass partials "
+    "(`engines/dask_statistics.py`): argmax then took two passes over the data, var and "
+    "std three. Not rerun here (a 16M-row cluster run).",
 ]
 
 
