@@ -213,6 +213,8 @@ CARRIED = (
     "per-call",
     "per-call-torch",
     "scatter-profile",
+    "frontends-per-call",
+    "deterministic",
 )
 
 
