@@ -968,26 +968,38 @@ def _shifts(layout: _Layout, rows: Any, start_at_lowest: bool) -> tuple[Any, Any
     return shifted, finite, shift, best
 
 
+def _exp_sums(
+    function: str, src: Any, index: Any, dim: int, dim_size: int | None
+) -> tuple[Any, _Layout, Any, Any, Any, Any] | None:  # fmt: skip
+    """The softmax family's common steps of `function`: ``(xp, layout, shifted, finite,
+    powers, total)``, the rows less their segment's max (``-inf`` in a segment without a
+    finite one), whether it is finite, ``exp(shifted)`` and its sum per segment; None where
+    `src` is empty (the result is `src`). Called inside ``_renamed(function)``."""
+    xp = _namespace(src, function)
+    _need_floating(xp, src, function)
+    call = _Call(function, src, index, dim, None, dim_size)
+    layout = call.layout
+    if not math.prod(call.shape):
+        return None
+    shifted, finite, _, _ = _shifts(layout, layout.to_rows(src), True)
+    powers = xp.exp(shifted)
+    return xp, layout, shifted, finite, powers, layout.reduce(powers, segment_sum)
+
+
 def scatter_softmax(src: Any, index: Any, dim: int = -1, dim_size: int | None = None) -> Any:
     """``torch_scatter.scatter_softmax``: ``exp(src - max) / sum(exp(src - max))`` over each
     segment, `src`'s shape (the max as ``scatter_max`` gives it: 0 for a segment of ``-inf``
     only, whose values are then NaN, as they are in a segment holding ``inf`` or NaN)."""
     function = "scatter_softmax"
     with _renamed(function):
-        xp = _namespace(src, function)
-        _need_floating(xp, src, function)
-        call = _Call(function, src, index, dim, None, dim_size)
-        layout = call.layout
-        if not math.prod(call.shape):
+        found = _exp_sums(function, src, index, dim, dim_size)
+        if found is None:
             return src
-        rows = layout.to_rows(src)
-        shifted, finite, _, _ = _shifts(layout, rows, True)
-        powers = xp.exp(shifted)
-        total = layout.reduce(powers, segment_sum)
+        xp, layout, _, finite, powers, total = found
         nan = ~finite | (total == 0)  # inf - inf, NaN, 0 / 0: NaN throughout, as in torch
         total = xp.where(nan, xp.ones_like(total), total)
         result = xp.where(
-            layout.gather_rows(nan), xp.full_like(rows, float("nan")),
+            layout.gather_rows(nan), xp.full_like(powers, float("nan")),
             powers / layout.gather_rows(total),
         )  # fmt: skip
         return layout.from_rows(result)
@@ -999,19 +1011,14 @@ def scatter_log_softmax(src: Any, index: Any, dim: int = -1, eps: float = 1e-12,
     over each segment, `src`'s shape (NaN throughout a segment holding ``inf`` or NaN)."""
     function = "scatter_log_softmax"
     with _renamed(function):
-        xp = _namespace(src, function)
-        _need_floating(xp, src, function)
-        call = _Call(function, src, index, dim, None, dim_size)
-        layout = call.layout
-        if not math.prod(call.shape):
+        found = _exp_sums(function, src, index, dim, dim_size)
+        if found is None:
             return src
-        rows = layout.to_rows(src)
-        shifted, finite, _, _ = _shifts(layout, rows, True)
-        total = layout.reduce(xp.exp(shifted), segment_sum)
+        xp, layout, shifted, finite, _, total = found
         norm = xp.where(finite, xp.log(total + eps), xp.zeros_like(total))
         result = shifted - layout.gather_rows(norm)
         nan = layout.gather_rows(~finite)
-        return layout.from_rows(xp.where(nan, xp.full_like(rows, float("nan")), result))
+        return layout.from_rows(xp.where(nan, xp.full_like(shifted, float("nan")), result))
 
 
 def _nan_to_num(xp: Any, x: Any) -> Any:
