@@ -7,11 +7,11 @@ rows outside every segment dropped.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import array_api_compat as aac
 
-from . import _segment_toolkit
 from ._api import segment_route
 from ._arguments import (
     SEGMENT_REDUCTIONS,
@@ -25,6 +25,15 @@ from ._errors import raise_first_bad
 from ._indices import to_wide
 from ._plan import Offsets, symbolic_size
 from ._segment import filled_empty
+from ._segment_toolkit import (
+    segment_argmax,
+    segment_argmin,
+    segment_log_softmax,
+    segment_logsumexp,
+    segment_softmax,
+    segment_std,
+    segment_var,
+)
 from .engines import Engine
 
 
@@ -53,6 +62,13 @@ def _csr(
     return result
 
 
+#: The toolkit's functions by their ``reduce=`` name.
+_TOOLKIT: dict[str, Callable[..., Any]] = {
+    "softmax": segment_softmax, "log_softmax": segment_log_softmax,
+    "logsumexp": segment_logsumexp, "argmax": segment_argmax, "argmin": segment_argmin,
+    "var": segment_var, "std": segment_std,
+}  # fmt: skip
+
 #: The reductions of ``segment_csr`` whose result has the data's shape.
 _ROW_SHAPED = ("softmax", "log_softmax")
 
@@ -80,7 +96,7 @@ def _reduced_rows(
         options["deterministic"] = checked.deterministic
     if reduce not in _ROW_SHAPED and reduce not in ("argmax", "argmin"):
         options["empty_value"] = empty_value
-    result = getattr(_segment_toolkit, f"segment_{reduce}")(rows, ids, segments, **options)
+    result = _TOOLKIT[reduce](rows, ids, segments, **options)
     if reduce in ("argmax", "argmin"):
         # A position among all rows of all batches: its remainder by the axis's length is
         # the position along it (a segment's rows are in one batch); an empty segment's

@@ -41,6 +41,7 @@ from ._errors import raise_first_bad
 from ._indices import Components, normalize
 from ._plan import plan_segments
 from ._segment import filled_empty
+from .engines import engine_for
 
 __all__ = [
     "bincount",
@@ -533,8 +534,6 @@ def _index_array(segment_ids: Any, name: str) -> Any:
 def _ones_like(ids: Any) -> Any:
     """Ones of the widest integer dtype shaped like `ids`, in its namespace, on its device."""
     xp = aac.array_namespace(ids)
-    from .engines import engine_for
-
     wide = engine_for(xp).wide_index_dtype(ids)
     shape = tuple(ids.shape)
     if any(size is None or (isinstance(size, float) and math.isnan(size)) for size in shape):
@@ -660,8 +659,6 @@ def _counted(
 def _value_range(x: Any) -> tuple[int, int]:
     """``(min(x), max(x))``, read now (``(0, -1)`` for no value); a ValueError where the
     values cannot be read (``bincount``'s length must then be given)."""
-    from .engines import engine_for
-
     engine = engine_for(aac.array_namespace(x))
     if engine.index_access(x) != "now":
         msg = (

@@ -18,11 +18,11 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from .._arrays import device_for_new
-from .._deterministic import tree_partials
 from .._errors import BadIndex
 from .._indices import Components, IndexAccess, flat_positions
 from .._plan import GatherPlan, row_major_strides
 from .._scatter import ScatterPromises, flat_targets, sorted_scatter, target_axes
+from .tree import tree_partials
 
 INT32_MAX = 2**31 - 1
 
@@ -64,7 +64,7 @@ class Engine:
     #: where the plan does not serve these arrays.
     segment_statistics: Callable[..., tuple[Any, ...] | None] | None = None
     #: ``merge_rows(rows, left, right, op)``: `rows` (a new 2-d array of the tree of
-    #: ``_deterministic``) with ``rows[left] = rows[left] op rows[right]`` written in place,
+    #: ``engines.tree``) with ``rows[left] = rows[left] op rows[right]`` written in place,
     #: for disjoint `left` rows (1-d positions, as many as `right`), returned; or None where
     #: the engine writes no rows in place (the tree then runs with fixed shapes).
     merge_rows: Callable[[Any, Any, Any, str], Any] | None = None
@@ -236,7 +236,7 @@ class Engine:
     ) -> tuple[Any, Any]:  # fmt: skip
         """``(partial, count)``: the rows of `values` (``(N, F)``) combined by `op` (``"add"``,
         ``"multiply"``) into `segments` segments at `slots` (``(N,)``; `segments` marks a row
-        of none) in the one order of ``_deterministic``, each empty segment holding the
+        of none) in the one order of ``engines.tree``, each empty segment holding the
         padding, and the rows per segment in the widest integer dtype. `in_order`: the
         slots are promised sorted."""
         return tree_partials(self.xp, self, values, slots, segments, op, in_order)

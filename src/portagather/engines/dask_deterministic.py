@@ -19,7 +19,9 @@ import dask.array as da
 import numpy as np
 from dask.delayed import delayed
 
-from .._deterministic import combine, padding, tree_partials
+from .base import Engine
+from .numpy import NumPyEngine
+from .tree import combine, padding, tree_partials
 
 #: The fewest rows of a chunk: smaller chunks cost more partials than they save.
 _FEWEST_ROWS = 2**12
@@ -59,12 +61,25 @@ def dask_tree_partials(
     return partials[0], counts[0]
 
 
+def _block_engine(xp: Any) -> Engine:
+    """The engine of a task's blocks: NumPy's (made once per worker process: an engine holds
+    nothing but its namespace), or the generic one for blocks of another namespace.
+    Imported here, not through ``engines.engine_for``, which imports this module's engine."""
+    global _NUMPY
+    if not aac.is_numpy_namespace(xp):
+        return Engine(xp)
+    if _NUMPY is None:
+        _NUMPY = NumPyEngine(xp)
+    return _NUMPY
+
+
+_NUMPY: NumPyEngine | None = None
+
+
 def _chunk_partial(
     values: Any, slots: Any, segments: int, op: str, in_order: bool
 ) -> tuple[Any, Any]:  # fmt: skip
-    """One chunk's partial and counts, by the engine of its arrays' namespace."""
-    from . import engine_for  # (engines/__init__ imports this module's engine)
-
+    """One chunk's partial and counts, by the engine of its blocks' namespace."""
     xp = aac.array_namespace(values, slots)
-    partial, count = tree_partials(xp, engine_for(xp), values, slots, segments, op, in_order)
+    partial, count = tree_partials(xp, _block_engine(xp), values, slots, segments, op, in_order)
     return partial, xp.astype(count, xp.int64)
