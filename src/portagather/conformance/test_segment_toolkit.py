@@ -500,15 +500,15 @@ def _bits(values: npt.NDArray[Any]) -> tuple[Any, ...]:
 def test_deterministic(backend, op):
     """``deterministic=True``: the sums in the tree's order (docs/deterministic.md, "The
     segment toolkit"). The same bits in two runs (on Dask, at two chunkings); var, made of
-    ``+ - * /`` only, the same bits as NumPy's; the others within rounding of it (each
-    backend's own exp, log and sqrt)."""
+    ``+ - * /`` only, the bits of its two passes over the plain-loop tree
+    (:func:`_tree_var`); the others within rounding of the float64 loops (each backend's own
+    exp, log and sqrt)."""
     op = op[len("segment_") :]  # the matrix's row is the function's name
     rng = np.random.default_rng(13)
     dtype = "float64" if "float64" in backend.dtypes else "float32"
     data = (rng.normal(size=(600, 2)) * 10.0 ** rng.integers(-3, 4, size=(600, 1))).astype(dtype)
     ids = rng.integers(0, 7, size=600)
     function = getattr(pg, f"segment_{op}")
-    want = function(data, ids, 8, deterministic=True)
     runs = []
     for chunk in (64, 256):
         x = backend.asarray(data, chunks=((chunk,) * (600 // chunk) + (600 % chunk,), (2,)))
@@ -516,21 +516,38 @@ def test_deterministic(backend, op):
         runs.append(backend.to_numpy(function(x, i, 8, deterministic=True)))
     assert _bits(runs[0]) == _bits(runs[1])
     if op == "var":
-        assert _bits(runs[0]) == _bits(want)
+        assert _bits(runs[0]) == _bits(_tree_var(data, ids, 8))
     else:
-        np.testing.assert_allclose(runs[0], want, rtol=1e-5, atol=1e-30, equal_nan=True)
+        want = reference.ref_segment_toolkit(data, ids, 8, op)
+        tolerance = 2e-5 if dtype == "float32" else 1e-12  # (as _close's)
+        np.testing.assert_allclose(runs[0], want, rtol=tolerance, atol=tolerance, equal_nan=True)
+
+
+def _tree_var(data: npt.NDArray[Any], ids: npt.NDArray[Any], n: int) -> npt.NDArray[Any]:
+    """``segment_var(deterministic=True)`` from the plain-loop tree
+    (``reference.ref_tree_segment``): the mean from the tree's sum over the count, then the
+    tree's sum of the squared deviations over the count (NaN for an empty segment), each
+    step rounded in the data's dtype."""
+    count = np.bincount(ids, minlength=n).astype(data.dtype)[:, None]
+    some = count > 0
+    mean = reference.ref_tree_segment(data, ids, n) / np.where(some, count, 1)
+    deviation = data - mean[ids]
+    squares = reference.ref_tree_segment(deviation * deviation, ids, n)
+    with np.errstate(invalid="ignore"):
+        return np.where(some, squares / np.where(some, count, 1), np.nan).astype(data.dtype)
 
 
 @pytest.mark.cell("segment toolkit deterministic")
 @pytest.mark.parametrize("op", ["bincount"])
 def test_deterministic_bincount(backend, op):
-    """A weighted ``bincount(deterministic=True)``: NumPy's bits on every backend."""
+    """A weighted ``bincount(deterministic=True)``: the plain-loop tree's bits
+    (``reference.ref_tree_segment`` of the weights) on every backend."""
     del op  # names the matrix row only
     rng = np.random.default_rng(17)
     dtype = "float64" if "float64" in backend.dtypes else "float32"
     x = rng.integers(0, 9, size=500)
     w = (rng.normal(size=500) * 10.0 ** rng.integers(-3, 4, size=500)).astype(dtype)
-    want = pg.bincount(x, w, length=9, deterministic=True)
+    want = reference.ref_tree_segment(w, x, 9)
     index_dtype = np.int64 if "int64" in backend.dtypes else np.int32
     got = pg.bincount(backend.asarray(x.astype(index_dtype)), backend.asarray(w), length=9,
                       deterministic=True)  # fmt: skip
