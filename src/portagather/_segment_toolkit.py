@@ -214,9 +214,9 @@ class _Segments:
         """`statistic` of `data` in one pass, by the engine's own plan
         (:attr:`~.engines.Engine.segment_statistics`: Dask's), or None where it has none."""
         plan = self.engine.segment_statistics
-        if plan is None or not self.rows or (self.deterministic and statistic != "argmax"
-                                             and statistic != "argmin"):  # fmt: skip
-            return None  # (its sums are in the blocks' order, not the tree's)
+        summed = statistic in ("moments", "exp")  # (in the blocks' order, not the tree's)
+        if plan is None or not self.rows or (self.deterministic and summed):
+            return None
         return plan(statistic, data, self.ids, self.segments)
 
 
