@@ -4,8 +4,8 @@ The rules it keeps are ``benchmarks/README.md``'s "Rules": interleaved rounds an
 ratios within one run, one intra-op thread unless ``--threads`` says otherwise (the header
 of a section, :func:`header`, names the count and the commit measured), one section of
 ``RESULTS.md`` per script. Every script in ``benchmarks/`` imports it as ``import harness``
-(Python puts a script's own folder first on ``sys.path``); the decision records run as
-modules from ``benchmarks/`` (``cd benchmarks && python -m decisions.last_wins``), which puts
+(Python puts a script's own folder first on ``sys.path``); a decision record brought back
+from its commit (``decisions/README.md``) runs as a module from ``benchmarks/``, which puts
 that folder there too.
 """
 

@@ -170,7 +170,7 @@ def section(rows: list[dict], costs: dict, commit: str) -> str:
         START,
         "## Segment reductions on a Dask cluster, beside da.bincount and flox",
         "",
-        f"Measured by `benchmarks/segments_dask_idioms.py` on `{commit}` with Dask "
+        f"Measured on `{commit}` by `benchmarks/segments_dask_idioms.py` with Dask "
         f"{dask.__version__}, "
         f"flox {flox.__version__}: {ROWS:_} float32 rows in chunks of {CHUNK:_} with int64 "
         "ids, made on the workers and persisted, on a `distributed.LocalCluster` of 3 "

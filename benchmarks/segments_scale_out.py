@@ -163,7 +163,7 @@ def section(
         START,
         "## Segment sums on a Dask cluster",
         "",
-        f"Measured by `benchmarks/segments_scale_out.py` on `{commit}` with Dask "
+        f"Measured on `{commit}` by `benchmarks/segments_scale_out.py` with Dask "
         f"{dask.__version__}: "
         f"`segment_sum(data, ids, {SEGMENTS:_})` (float32 rows, int64 ids made on the workers "
         f'in chunks of {CHUNK:_}, `bad_indices="error"` checked in the graph) on a '
