@@ -488,15 +488,27 @@ def section_pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"<!-- {re.escape(name)}[ :].*?<!-- /{re.escape(name)} -->", re.S)
 
 
+#: A section's reading of its figures, written by hand in ``RESULTS.md`` between these two
+#: lines: a script puts the pair (:data:`NOTES`) where the reading goes, and
+#: :func:`write_section` keeps what the old section held between them.
+NOTES = "<!-- notes: written by hand, kept when a script rewrites the section -->\n<!-- /notes -->"
+
+
 def write_section(name: str, block: str, path: Path = RESULTS, after: str | None = None) -> None:
     """`block` (which starts with ``<!-- name`` and ends with ``<!-- /name -->``) in place of
-    the report's section `name`; where there is none, after the section `after` if there is
-    one, else at the end of the report."""
+    the report's section `name`, its :data:`NOTES` holding what the old section's held;
+    where there is no such section, after the section `after` if there is one, else at the end
+    of the report."""
     text = path.read_text() if path.exists() else ""
     pattern = section_pattern(name)
     end = f"<!-- /{after} -->" if after else None
-    if pattern.search(text):
-        text = pattern.sub(lambda _: block, text)
+    found = pattern.search(text)
+    if found:
+        first, last = (re.escape(line) for line in NOTES.split("\n"))
+        kept = re.search(f"{first}.*?{last}", found.group(0), re.S)
+        if kept and NOTES in block:
+            block = block.replace(NOTES, kept.group(0))
+        text = text[: found.start()] + block + text[found.end() :]
     elif end and end in text:
         text = text.replace(end, end + "\n\n" + block, 1)
     else:
@@ -524,6 +536,58 @@ def local_cluster(workers: int = 3, memory_limit: int = WORKER_LIMIT) -> Iterato
         Client(cluster) as client,
     ):  # fmt: skip
         yield client
+
+
+def cluster_data(rows: int, chunk: int, segments: int) -> tuple[Any, Any]:
+    """Float32 rows and int64 ids below `segments`, made on the workers of the current
+    client in chunks of `chunk` (the same on every call) and persisted there."""
+    import dask.array as da
+    import numpy as np
+    from distributed import wait
+
+    data = da.random.default_rng(2).random(rows, dtype=np.float32, chunks=chunk).persist()
+    ids = da.random.default_rng(1).integers(0, segments, rows, chunks=chunk).persist()
+    wait([data, ids])
+    return data, ids
+
+
+def flox_reduce(func: str, segments: int) -> Callable[[Any, Any], Any]:
+    """flox's ``groupby_reduce(x, ids, func=func)`` into `segments` groups by its
+    ``"map-reduce"`` method, as ``f(x, ids)`` (flox is no dependency: it must be importable)."""
+    import flox
+    import numpy as np
+
+    groups = np.arange(segments)
+    return lambda x, i: flox.groupby_reduce(
+        x, i, func=func, expected_groups=groups, method="map-reduce"
+    )[0]
+
+
+def cluster_rounds(
+    client: Any, makers: dict[str, Callable[[], Any]], rounds: int, budget: float | None = None
+) -> tuple[dict[str, list[float]], dict[str, Any]]:
+    """Interleaved rounds on a cluster: each maker's lazy result built and computed, its
+    seconds (construction and computation) per round, in an order that turns every round;
+    one warm-up round first, whose results are returned. A candidate whose rounds passed
+    `budget` seconds (with 3 rounds at least) sits the rest out."""
+    import numpy as np
+    from distributed import wait
+
+    times: dict[str, list[float]] = {name: [] for name in makers}
+    results = {}
+    for r in range(rounds + 1):  # round 0 warms up and is not counted
+        for name in rotated(list(makers), r):
+            if budget is not None and len(times[name]) >= 3 and sum(times[name]) > budget:
+                continue  # a slow candidate: its median of the rounds it ran
+            start = time.perf_counter()
+            future = client.compute(makers[name]())
+            wait(future)
+            if r:
+                times[name].append(time.perf_counter() - start)
+            else:
+                results[name] = np.asarray(future.result())
+            del future
+    return times, results
 
 
 class WorkerMemory:

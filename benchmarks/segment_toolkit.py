@@ -63,6 +63,7 @@ Rounds: ``--rounds`` per candidate, more (up to 41) where a block's rounds take 
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 import time
@@ -72,10 +73,16 @@ from typing import Any
 
 import numpy as np
 from harness import (
+    NOTES,
     Candidate,
+    WorkerMemory,
     arguments,
+    cluster_data,
+    cluster_rounds,
     code_commit,
+    flox_reduce,
     header,
+    local_cluster,
     machine,
     ratio_cell,
     repeated,
@@ -629,48 +636,21 @@ def jax_op_counts(r: dict[str, Any], d: dict[str, Any]) -> dict[str, dict[str, i
 # ---------------------------------------------------------------- Dask
 
 
+#: The toolkit's functions measured on Dask, each with flox's function of the same work.
+DASK_OPS = {"argmax": "nanargmax", "var": "var", "std": "std"}
+
+
 def dask_rows(rows: int, chunk: int, segments: int, rounds: int) -> list[dict[str, Any]]:
     """argmax, var and std on a LocalCluster, portagather against flox, medians of
-    interleaved rounds (after one warm-up round) of the graph's construction and its
-    computation; every result compared with the others."""
-    import dask.array as da
-    import flox
-    from distributed import wait
-    from harness import local_cluster
-
-    groups = np.arange(segments)
-    makers = {
-        "argmax": (lambda x, i: pg.segment_argmax(x, i, segments),
-                   lambda x, i: flox.groupby_reduce(x, i, func="nanargmax",
-                                                    expected_groups=groups,
-                                                    method="map-reduce")[0]),
-        "var": (lambda x, i: pg.segment_var(x, i, segments),
-                lambda x, i: flox.groupby_reduce(x, i, func="var", expected_groups=groups,
-                                                 method="map-reduce")[0]),
-        "std": (lambda x, i: pg.segment_std(x, i, segments),
-                lambda x, i: flox.groupby_reduce(x, i, func="std", expected_groups=groups,
-                                                 method="map-reduce")[0]),
-    }  # fmt: skip
+    interleaved rounds (``harness.cluster_rounds``); every result compared with flox's."""
     out = []
     with local_cluster() as client:
-        x = da.random.default_rng(2).random(rows, dtype=np.float32, chunks=chunk).persist()
-        ids = da.random.default_rng(1).integers(0, segments, rows, chunks=chunk).persist()
-        wait([x, ids])
-        for op, (mine_f, flox_f) in makers.items():
-            cands = {"portagather": mine_f, "flox": flox_f}
-            times: dict[str, list[float]] = {k: [] for k in cands}
-            results = {}
-            for r in range(rounds + 1):
-                for name in list(cands) if r % 2 else list(cands)[::-1]:
-                    start = time.perf_counter()
-                    future = client.compute(cands[name](x, ids))
-                    wait(future)
-                    seconds = time.perf_counter() - start
-                    if r:
-                        times[name].append(seconds)
-                    else:
-                        results[name] = np.asarray(future.result())
-                    del future
+        x, ids = cluster_data(rows, chunk, segments)
+        for op, func in DASK_OPS.items():
+            mine, flox = getattr(pg, f"segment_{op}"), flox_reduce(func, segments)
+            cands = {"portagather": functools.partial(mine, x, ids, segments),
+                     "flox": functools.partial(flox, x, ids)}  # fmt: skip
+            times, results = cluster_rounds(client, cands, rounds)
             a, b = results["portagather"], results["flox"]
             seen = np.isfinite(a.astype(np.float64)) & np.isfinite(b.astype(np.float64))
             if op == "argmax":
@@ -689,27 +669,18 @@ def dask_once(rows: int, chunk: int, segments: int) -> list[dict[str, Any]]:
     (fresh workers, nothing left from another call): seconds, the workers' peak memory
     (``harness.WorkerMemory``) and how many workers the nannies restarted (addresses that
     changed), for a size where repeated rounds in one cluster do not finish."""
-    import dask.array as da
-    import flox
     from distributed import wait
-    from harness import WorkerMemory, local_cluster
 
-    groups = np.arange(segments)
     out = []
-    for op in ("argmax", "var", "std"):
+    for op, func in DASK_OPS.items():
         row: dict[str, Any] = {"op": op, "rows": rows, "chunk": chunk, "segments": segments}
         for name in ("portagather", "flox"):
             with local_cluster() as client:
-                x = da.random.default_rng(2).random(rows, dtype=np.float32, chunks=chunk)
-                ids = da.random.default_rng(1).integers(0, segments, rows, chunks=chunk)
-                x, ids = x.persist(), ids.persist()
-                wait([x, ids])
+                x, ids = cluster_data(rows, chunk, segments)
                 if name == "portagather":
                     lazy = getattr(pg, f"segment_{op}")(x, ids, segments)
                 else:
-                    func = "nanargmax" if op == "argmax" else op
-                    lazy = flox.groupby_reduce(x, ids, func=func, expected_groups=groups,
-                                               method="map-reduce")[0]  # fmt: skip
+                    lazy = flox_reduce(func, segments)(x, ids)
                 before = set(client.scheduler_info()["workers"])
                 with WorkerMemory(client) as memory:
                     start = time.perf_counter()
@@ -831,8 +802,9 @@ def section(saved: dict[str, Any], command: str) -> str:
 
 
 def profile_lines(found: dict[str, Any]) -> list[str]:
-    """The profiles of `--profile` as tables, after :data:`WHERE_THE_TIME_GOES`."""
-    lines = ["### Where the time goes", "", *WHERE_THE_TIME_GOES, ""]
+    """The profiles of `--profile` as tables, after the reading of them (``harness.NOTES``:
+    written by hand in ``RESULTS.md``, step by step of ``_segment_toolkit.py``)."""
+    lines = ["### Where the time goes", "", NOTES, ""]
     steps = {k: v["steps"] for k, v in found.items() if "steps" in v}
     if steps:
         lines += [
@@ -869,54 +841,6 @@ def profile_lines(found: dict[str, Any]) -> list[str]:
             lines.append(f"| {op} | {mode} | {order} | {cells} |")
         lines.append("")
     return lines
-
-
-#: What the profiles of the rows over their bound show (`--profile`), step by step of
-#: ``src/portagather/_segment_toolkit.py``, with what would remove each step.
-WHERE_THE_TIME_GOES = [
-    "- **NumPy, every reduction.** Each `_Segments.reduce` (two per call in the softmax "
-    "family and argmax/argmin, three in var/std) goes through `Engine.scatter`, which "
-    "builds the flat position of every element afresh (`_indices.flat_positions`: "
-    "`ids * width + column`, an int64 array of the data's size), then one `ufunc.at`. The "
-    "native that wins (`ufunc.at` on flat positions, a native beyond the issue's row-wise "
-    "`ufunc.at`, which portagather beats) builds them once per call. Next: `_Segments` "
-    "builds the flat positions once per inner width and gives them to every reduction.",
-    "- **NumPy, sorted ids.** portagather scatters with `ufunc.at` whatever the promise "
-    "(only the Dask engine uses `ufunc.reduceat`); `ufunc.reduceat` at the first row of "
-    "each run of ids wins several sorted blocks. Next: a sorted route in the NumPy engine "
-    "(the heads of the runs found once per call, kept by `_Segments`).",
-    "- **argmax / argmin, NumPy.** Beyond the two reductions and one gather of the native: "
-    "the NaN test of the extremes (one pass over the small table; the pass over the rows is "
-    "left out where no segment's extreme is NaN) and the positions broadcast by `where`.",
-    "- **softmax family, PyTorch.** The same kernels as PyG's composition "
-    "(`scatter_reduce_`, `index_add_`, `index_select` twice, `exp` once), by their keyed "
-    "routes; what remains is the guard of a non-finite shift (`isfinite` and `where` over "
-    "the per-segment table) and each route's lookup.",
-    "- **softmax family, `jit`.** The optimised programs have the same scatters, gathers "
-    "and fusions as the native's (table below), but XLA fuses the per-segment guards "
-    "(`shift`'s `isfinite` select, `_log`'s compare and selects) into the per-row "
-    "consumers of the gathers, so they run once per row element. `_log`'s guard is there "
-    "for NumPy's division warning (`jnp.log(0)` is `-inf` without one): an engine's own "
-    "`log` would take it out of the `jit` path.",
-    "- **var / std.** The counts are a third scatter (`_Segments.count`: a `segment_sum` of "
-    "ones) where the native counts with `bincount`.",
-    "- **segment_count, bincount.** NumPy and PyTorch take the backend's own `bincount`, "
-    "whose refusal of a negative value and longer result for a value past the length stand "
-    "in for the range check. A sorted NumPy `segment_count` row was measured before the "
-    "sorted promise took that path too (`ufunc.at` of ones then).",
-    "- **bincount under `jit`.** `pg.bincount` takes no `bad_indices`, so under `jit` it "
-    "runs only inside `checkify`, whose range checks (the `compare`s and `select`s in the "
-    "table) the unchecked `jnp.bincount` does not make: a checked call against an unchecked "
-    "one.",
-    "- **PyTorch forward+backward.** `run_backward` is autograd's work on the graph of the "
-    "forward steps (the maximum detached in both), so the backward rows carry the forward "
-    "steps above. The four-call composition's maximum is not detached, so autograd also "
-    "goes back through its `segment_max` and the gather of it.",
-    "- **Dask.** The rows against flox were measured on the library of `248e747`, before "
-    "the toolkit's one-pass partials "
-    "(`engines/dask_statistics.py`): argmax then took two passes over the data, var and "
-    "std three. Not rerun here (a 16M-row cluster run).",
-]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -29,7 +29,16 @@ from pathlib import Path
 import dask
 import dask.array as da
 import numpy as np
-from harness import arguments, code_commit, local_cluster, write_section
+from harness import (
+    NOTES,
+    arguments,
+    cluster_data,
+    cluster_rounds,
+    code_commit,
+    flox_reduce,
+    local_cluster,
+    write_section,
+)
 
 import portagather as pg
 
@@ -44,15 +53,11 @@ BUDGET = 45.0
 
 def candidates(data, ids, segments: int, reduce: str) -> dict:
     """name -> a function making the lazy result."""
-    import flox
-
-    groups = np.arange(segments)
     out = {"portagather": lambda: getattr(pg, f"segment_{reduce}")(data, ids, segments)}
     if reduce == "sum":
         out["da.bincount"] = lambda: da.bincount(ids, weights=data, minlength=segments)
-    out["flox"] = lambda: flox.groupby_reduce(
-        data, ids, func=reduce, expected_groups=groups, method="map-reduce"
-    )[0]
+    flox = flox_reduce(reduce, segments)
+    out["flox"] = lambda: flox(data, ids)
     return out
 
 
@@ -71,31 +76,13 @@ def _agree(results: dict, reduce: str) -> bool:
 
 
 def measure(rows: int, chunk: int, rounds: int, segment_counts=SEGMENTS) -> list[dict]:
-    from distributed import wait
-
     out = []
     with local_cluster() as client:
-        data = da.random.default_rng(2).random(rows, dtype=np.float32, chunks=chunk).persist()
         for segments in segment_counts:
-            ids = da.random.default_rng(1).integers(0, segments, rows, chunks=chunk).persist()
-            wait([data, ids])
+            data, ids = cluster_data(rows, chunk, segments)
             for reduce in REDUCTIONS:
                 makers = candidates(data, ids, segments, reduce)
-                times: dict[str, list[float]] = {name: [] for name in makers}
-                results = {}
-                for r in range(rounds + 1):  # the first round warms up and is not counted
-                    for name, make in makers.items():
-                        if len(times[name]) >= 3 and sum(times[name]) > BUDGET:
-                            continue  # a slow candidate: its median of the rounds it ran
-                        start = time.perf_counter()
-                        future = client.compute(make())
-                        wait(future)
-                        seconds = time.perf_counter() - start
-                        if r:
-                            times[name].append(seconds)
-                        else:
-                            results[name] = future.result()
-                        del future
+                times, results = cluster_rounds(client, makers, rounds, BUDGET)
                 row = {
                     "segments": segments,
                     "reduction": reduce,
@@ -106,7 +93,7 @@ def measure(rows: int, chunk: int, rounds: int, segment_counts=SEGMENTS) -> list
                 }
                 print({k: v for k, v in row.items() if k != "all"}, flush=True)
                 out.append(row)
-            del ids
+            del data, ids
     return out
 
 
@@ -116,9 +103,7 @@ def profile(rows: int, chunk: int, segments: int, reduce: str) -> None:
     from distributed import get_task_stream, wait
 
     with local_cluster() as client:
-        data = da.random.default_rng(2).random(rows, dtype=np.float32, chunks=chunk).persist()
-        ids = da.random.default_rng(1).integers(0, segments, rows, chunks=chunk).persist()
-        wait([data, ids])
+        data, ids = cluster_data(rows, chunk, segments)
         for name, make in candidates(data, ids, segments, reduce).items():
             wait(client.compute(make()))  # warm
             with get_task_stream(client) as stream:
@@ -136,44 +121,15 @@ def profile(rows: int, chunk: int, segments: int, reduce: str) -> None:
                 print(f"  {key}: {len(spans)} tasks, {sum(spans):.3f} s, max {max(spans):.4f} s")
 
 
-def ufunc_at_costs(rows: int = CHUNK, segments: int = 1000) -> dict:
-    """``np.add.at`` of one chunk into an output of NumPy's own float32 dtype, of an
-    unpickled copy of it, and from an unaligned block: medians of 7, in seconds."""
-    import pickle
-
-    rng = np.random.default_rng(0)
-    ids = rng.integers(0, segments, rows)
-    values = rng.random(rows, dtype=np.float32)
-    unaligned = np.frombuffer(b"\0" + values.tobytes(), dtype=np.float32, offset=1)
-    copied = pickle.loads(pickle.dumps(np.dtype(np.float32)))
-
-    def timed(dtype, data) -> float:
-        spans = []
-        for _ in range(7):
-            out = np.zeros(segments, dtype)
-            start = time.perf_counter()
-            np.add.at(out, ids, data)
-            spans.append(time.perf_counter() - start)
-        return statistics.median(spans)
-
-    return {
-        "own dtype": timed(np.dtype(np.float32), values),
-        "unpickled dtype": timed(copied, values),
-        "unaligned block": timed(np.dtype(np.float32), unaligned),
-    }
-
-
-def section(rows: list[dict], costs: dict, commit: str) -> str:
-    import flox
-
+def section(saved: dict, commit: str) -> str:
+    rows = saved["rows"]
     lines = [
         START,
         "## Segment reductions on a Dask cluster, beside da.bincount and flox",
         "",
         f"Measured on `{commit}` by `benchmarks/segments_dask_idioms.py` with Dask "
-        f"{dask.__version__}, "
-        f"flox {flox.__version__}: {ROWS:_} float32 rows in chunks of {CHUNK:_} with int64 "
-        "ids, made on the workers and persisted, on a `distributed.LocalCluster` of 3 "
+        f"{saved['dask']}, flox {saved['flox']}: {ROWS:_} float32 rows in chunks of {CHUNK:_} "
+        "with int64 ids, made on the workers and persisted, on a `distributed.LocalCluster` of 3 "
         "single-thread worker processes with a 500 MB memory limit each. portagather "
         '`segment_<reduction>(data, ids, n)` (`bad_indices="error"`, checked in the graph; '
         "the partial plan), `da.bincount(ids, weights=data, minlength=n)`, flox "
@@ -200,23 +156,7 @@ def section(rows: list[dict], costs: dict, commit: str) -> str:
             f"{f'{bincount:.2f} s' if bincount is not None else '-'} | {flox_s:.2f} s | "
             f"{ratio:.2f} | {'met' if ratio <= 1.05 else 'missed'} |"
         )
-    lines += [
-        "",
-        "Where the time goes (`--profile SEGMENTS REDUCTION`, the task stream's compute "
-        "time by task group): portagather's time is its 32 `segment-partial` tasks, one "
-        "`ufunc.at` per chunk into a partial of the segments the chunk's ids span; the "
-        "combining tree is a few milliseconds. Two NumPy facts decided it: `ufunc.at` "
-        "leaves its fast loop for an output array whose dtype object was unpickled on the "
-        "worker (a copy, not NumPy's own instance) and for an unaligned block (a block "
-        "received from another worker may start at any offset of the message). `np.add.at` "
-        f"of one chunk of {CHUNK:_} rows into 1,000 float32 segments, on this machine: "
-        f"{costs['own dtype'] * 1e3:.2f} ms into NumPy's own dtype, "
-        f"{costs['unpickled dtype'] * 1e3:.1f} ms into an unpickled copy of it, "
-        f"{costs['unaligned block'] * 1e3:.1f} ms from an unaligned block; so the tasks "
-        "make the dtype from its name and require aligned blocks. flox's time is in its "
-        "per-chunk `groupby_<reduction>-chunk` tasks. The ratios compare within one run.",
-        END,
-    ]
+    lines += ["", NOTES, END]
     return "\n".join(lines)
 
 
@@ -236,17 +176,15 @@ def main(argv: list[str] | None = None) -> None:
     path = HERE / "segments_dask_idioms.json"
     if args.from_json:
         saved = json.loads(path.read_text())
-        rows, costs = saved["rows"], saved["ufunc_at"]
     else:
-        rows = measure(ROWS, CHUNK, args.rounds)
-        assert all(r["agrees"] for r in rows)
-        costs = ufunc_at_costs()
-        path.write_text(json.dumps({"rows": rows, "ufunc_at": costs}, indent=1))
-    write_section(
-        "segments-dask-idioms",
-        section(rows, costs, args.commit or code_commit()),
-        after="segments-scale-out",
-    )
+        import flox
+
+        saved = {"rows": measure(ROWS, CHUNK, args.rounds), "commit": code_commit(),
+                 "dask": dask.__version__, "flox": flox.__version__}  # fmt: skip
+        assert all(r["agrees"] for r in saved["rows"])
+        path.write_text(json.dumps(saved, indent=1))
+    commit = args.commit or saved.get("commit", "unknown")
+    write_section("segments-dask-idioms", section(saved, commit), after="segments-scale-out")
 
 
 if __name__ == "__main__":
