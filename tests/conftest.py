@@ -66,7 +66,7 @@ TEST_EXTRA = {
 }
 
 
-def pytest_configure() -> None:
+def pytest_configure(config: pytest.Config) -> None:
     missing = [name for name in TEST_EXTRA if importlib.util.find_spec(name) is None]
     if missing:
         extras = ", ".join(f"{name} (extra {TEST_EXTRA[name]})" for name in missing)
@@ -75,6 +75,11 @@ def pytest_configure() -> None:
             'pip install -e ".[test]" installs every one (no test is skipped without them)'
         )
         raise pytest.UsageError(msg)
+    # The drawn tests' share of their written examples, as in the conformance suite: the
+    # `portagather` profile unless the run names one (`--hypothesis-profile thorough`: all).
+    from portagather.conformance.strategies import load_profile
+
+    load_profile(config)
 
 
 @pytest.fixture(params=list(KNOWN))

@@ -13,10 +13,12 @@ import numpy as np
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from portagather.conformance.strategies import examples
+
 from .oracle_settings import ORACLE
 
 #: The segment oracles draw fewer cases than the gathers' (each case runs several libraries).
-SEGMENTS = settings(ORACLE, max_examples=40)
+SEGMENTS = settings(ORACLE, max_examples=examples(40))
 
 #: The backends of the compat inputs: JAX, whose eager calls compile for each new shape, runs
 #: the core's conformance suite and the jax.ops oracle instead.

@@ -10,6 +10,9 @@
 - A test that takes ``mode`` runs once per mode of each backend (``modes.py``: eager; jit on
   JAX; lazy on Dask); ``modes(*modes)`` narrows them.
 - The ``repro`` fixture records the last call a test made; a failing report carries it.
+- The drawn tests draw a share of their written examples set by a hypothesis profile
+  (``strategies.PROFILES``): the suite's own by default, every one with
+  ``--hypothesis-profile thorough`` (``PYTEST_ADDOPTS`` passes it to ``portagather check``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import pytest
 if TYPE_CHECKING:
     from .cases import Call
 
+from . import strategies
 from .backends import (
     Backend,
     install_hint,
@@ -53,6 +57,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "only(*backends): run on these backends only")
     config.addinivalue_line("markers", "per_dtype(kind): one test per data or index dtype")
     config.addinivalue_line("markers", "modes(*modes): run in these modes only (modes.py)")
+    strategies.load_profile(config)
     unknown = unknown_backends(requested_backends(config))
     if unknown:
         raise pytest.UsageError(unknown_backend_message(unknown[0]))

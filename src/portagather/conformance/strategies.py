@@ -30,10 +30,38 @@ from .cases import (
 SIZES = st.integers(1, 3)
 
 
-def drawn(examples: int) -> settings:
-    """Settings of a drawn test: derandomized, so that CI runs the same cases every time."""
+#: The hypothesis profiles of the drawn tests (``--hypothesis-profile NAME``). A drawn test's
+#: written count of examples is for hypothesis's own default of 100 examples; a run draws the
+#: share of it that the loaded profile's ``max_examples`` is of 100 (:func:`examples`).
+#: ``thorough`` draws every written example; ``portagather``, which the suite's plugin and
+#: ``tests/conftest.py`` load unless a run names a profile, a third of each count above
+#: :data:`FEWEST` (it keeps CI within its time).
+PROFILES = {"thorough": 100, "portagather": 34}
+for _name, _examples in PROFILES.items():
+    settings.register_profile(_name, max_examples=_examples)
+#: The fewest examples a profile leaves a drawn test (fewer where it is written with fewer).
+FEWEST = 10
+
+
+def examples(written: int) -> int:
+    """How many of a drawn test's `written` examples this run draws (:data:`PROFILES`)."""
+    current = settings.default
+    share = (current.max_examples if current is not None else 100) / 100
+    return max(min(written, FEWEST), round(written * share))
+
+
+def load_profile(config: Any) -> None:
+    """The ``portagather`` profile, unless the pytest run names one
+    (``--hypothesis-profile``)."""
+    if not config.getoption("hypothesis_profile", None):
+        settings.load_profile("portagather")
+
+
+def drawn(examples_written: int) -> settings:
+    """Settings of a drawn test: derandomized, so that CI runs the same cases every time;
+    :func:`examples` of the `examples_written`."""
     return settings(
-        max_examples=examples,
+        max_examples=examples(examples_written),
         derandomize=True,
         database=None,
         deadline=None,
