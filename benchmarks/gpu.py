@@ -22,15 +22,15 @@ fills the "On a GPU" section of ``benchmarks/RESULTS.md`` from ``benchmarks/gpu.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import platform
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from harness import arguments, code_commit, interleaved, jax_at, write_section
+from harness import arguments, code_commit, interleaved, jax_at, machine, write_section
 
 import portagather as pg
 
@@ -280,19 +280,14 @@ def _line(row: Row) -> str:
 
 
 def versions() -> dict[str, str]:
-    found = {"python": platform.python_version(), "numpy": np.__version__}
-    for name in ("torch", "jax"):
-        try:
-            found[name] = __import__(name).__version__
-        except ImportError:
-            pass
-    try:
+    """Python, the packages measured (``harness.machine``) and the GPU's name."""
+    info = machine()
+    found = {"python": info["python"], **info["versions"]}
+    with contextlib.suppress(ImportError):
         import torch
 
         if torch.cuda.is_available():
             found["gpu"] = torch.cuda.get_device_name(0)
-    except ImportError:
-        pass
     return found
 
 

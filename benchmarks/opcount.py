@@ -107,31 +107,29 @@ def summary(log):
     }
 
 
+def per_policy(w, workloads):
+    """Each policy's :func:`summary` of one portagather call on `w` (a ``workloads.Workload``)
+    on NumPy, with its log and its new bytes as a multiple of output + indices bytes."""
+    out = {}
+    for pol in ("error", "unchecked"):
+        log = count(lambda p, i, pol=pol: workloads.pg_call(np, w, pol, p, i), w.params, w.indices)
+        s = summary(log)
+        out[pol] = {**s, "ratio": s["bytes"] / w.bytes_out_plus_indices(), "log": log}
+    return out
+
+
 def main():
     import workloads
     from harness import arguments
 
     arguments(__doc__, quick=None, commit=False).parse_args()
-    for make in (
-        workloads.w1,
-        workloads.w2,
-        workloads.w3,
-        workloads.w4,
-        workloads.w5,
-        workloads.w6,
-    ):
+    for make in (workloads.w1, workloads.w2, workloads.w3, workloads.w4, workloads.w5,
+                 workloads.w6):  # fmt: skip
         w = make()
-        for pol in ("error", "unchecked"):
-            log = count(
-                lambda p, i, pol=pol, w=w: workloads.pg_call(np, w, pol, p, i), w.params, w.indices
-            )
-            s = summary(log)
-            ref = w.bytes_out_plus_indices()
-            print(
-                f"{w.key} {pol:9s} ops={s['ops']:2d} passes={s['passes']:2d} "
-                f"new bytes={s['bytes'] / ref:.2f}x(out+idx)"
-            )
-            for name, nbytes in log:
+        for pol, s in per_policy(w, workloads).items():
+            print(f"{w.key} {pol:9s} ops={s['ops']:2d} passes={s['passes']:2d} "
+                  f"new bytes={s['ratio']:.2f}x(out+idx)")  # fmt: skip
+            for name, nbytes in s["log"]:
                 print(f"    {name:28s} {nbytes / 2**20:8.2f} MiB")
 
 

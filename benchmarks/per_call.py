@@ -451,7 +451,7 @@ def report(res: dict[str, Any]) -> str:
         ]
         for prof in res["profiles"]:
             total, *steps = prof["steps"]
-            text = ", ".join(f"`{s['step']}` {s['us']:.1f}" for s in steps)
+            text = harness.steps_text(steps)
             lines.append(
                 f"| {prof['backend']} | `{prof['function']}` | {total['us']:.1f} | {text} |"
             )
@@ -545,7 +545,7 @@ def report_front_ends(res: dict[str, Any]) -> str:
         "| --- | --- | --- | --- | --- |",
     ]
     for r in res["rows"]:
-        steps = ", ".join(f"`{s['step']}` {s['us']:.1f}" for s in r.get("steps", [])[1:])
+        steps = harness.steps_text(r.get("steps", [])[1:])
         lines.append(
             f"| `{r['function']}` | {r['portagather_s'] * 1e6:.1f} | {r['torch_s'] * 1e6:.1f} "
             f"| {harness.ratio_cell(r, bound, max(repeat, 2), words=True)} | {steps} |"

@@ -665,17 +665,9 @@ def main(argv=None):
             res["memory"][key] = peak_memory(w)
             import opcount
 
-            per = {}
-            for pol in ("error", "unchecked"):
-                log = opcount.count(
-                    lambda p, i, pol=pol, w=w: workloads.pg_call(np, w, pol, p, i),
-                    w.params,
-                    w.indices,
-                )
-                s = opcount.summary(log)
-                s["ratio"] = s["bytes"] / w.bytes_out_plus_indices()
-                per[pol] = s
-            res["opcount"][key] = per
+            per = opcount.per_policy(w, workloads)
+            res["opcount"][key] = {pol: {k: v for k, v in s.items() if k != "log"}
+                                   for pol, s in per.items()}  # fmt: skip
         if "jax" in args.backends and key != "W6" and not args.quick:
             res["compile"][key] = jax_compile_times(w, repeats=1 if args.quick else 3)
         if "jax" in args.backends and key in ("W1", "W4"):

@@ -70,6 +70,7 @@ from harness import (
     repeated,
     rotated,
     setup,
+    steps_text,
     table,
     top_steps,
     torch_deterministic,
@@ -688,7 +689,7 @@ def profile(keys: list[str], backends: list[str], reduces: list[str], quick: boo
                 for c in cands:
                     if c.kind == PG:
                         _total, *top = top_steps(c.fn, calls, 6)
-                        steps = ", ".join(f"`{r['step']}` {r['us']:.0f}" for r in top)
+                        steps = steps_text(top, digits=0)
                         t, native = seconds[c.name], seconds[fastest]
                         rows.append([key, backend, reduce, c.name, f"{t * 1e6:.0f}",
                                      f"{native * 1e6:.0f} (`{fastest}`)", f"{t / native:.2f}",
