@@ -142,7 +142,7 @@ def main() -> None:
                 row = timed(client, x, i, segments, args.rounds)
                 ratio = row["tree"] / row["plain"]
                 out.append(
-                    [name, f"{rows // chunk} x {chunk}", fmt_t(row["plain"]),
+                    [name, f"{-(-rows // chunk)} x {chunk}", fmt_t(row["plain"]),
                      fmt_t(row["tree"]), marked(ratio, BOUND), "yes" if row["agree"] else "NO"]
                 )  # fmt: skip
                 print(name, chunk, {k: v for k, v in row.items() if k != "all"}, flush=True)
