@@ -221,9 +221,8 @@ def _unsorted_mean(
         return unsorted_segment(
             data, segment_ids, num_segments, "mean", function, deterministic=deterministic
         )
-    total, count = unsorted_segment(
-        data, segment_ids, num_segments, "sum", function, with_count=True
-    )
+    total, count = unsorted_segment(data, segment_ids, num_segments, "sum", function,
+                                    with_count=True, deterministic=deterministic)  # fmt: skip
     xp = namespace_of(total)
     division = _float_division(xp, total)
     if division is None:  # integers
@@ -445,7 +444,7 @@ def _segment_mean(data: Any, segment_ids: Any, function: str, deterministic: boo
     data's is the core's mean, one core call."""
     if _floating(data):
         return _sorted(data, segment_ids, "mean", function, False, deterministic)
-    total, count = _sorted(data, segment_ids, "sum", function)
+    total, count = _sorted(data, segment_ids, "sum", function, True, deterministic)
     xp = namespace_of(total)
     division = _float_division(xp, total)
     if division is not None:
