@@ -7,7 +7,9 @@ segments, 16 float32 features and a vector, ids sorted and unsorted, at a few ro
 the data scattered to the workers first, each call the graph's construction and its
 computation to a NumPy result on the client; interleaved rounds (the order alternating),
 after one warm-up round whose results are compared (within rounding: the two orders differ
-in the last bits), medians. Prints one table.
+in the last bits), medians. Prints one table: the wall time of each and their ratio, and
+the CPU time the workers used (``time.process_time`` on each, summed), which other
+processes on the machine do not inflate.
 
     python benchmarks/dask_deterministic.py --rounds 3
     python benchmarks/dask_deterministic.py --quick   # 100k rows into 10k segments
@@ -60,6 +62,12 @@ def on_workers(client: Any, array: np.ndarray, chunk: int) -> Any:
     return da.concatenate(blocks).persist()
 
 
+def _worker_cpu(client: Any) -> float:
+    """The CPU seconds the workers' processes have used so far, together: unlike the wall
+    time, it does not grow when other processes share the cores."""
+    return float(sum(client.run(time.process_time).values()))
+
+
 def timed(client: Any, data: Any, ids: Any, segments: int, rounds: int) -> dict[str, Any]:
     """Median seconds of each of ``deterministic=False`` and ``=True`` (graph and compute),
     interleaved, and whether their first results agree within rounding."""
@@ -75,9 +83,11 @@ def timed(client: Any, data: Any, ids: Any, segments: int, rounds: int) -> dict[
         for flag in (False, True)
     }
     times: dict[bool, list[float]] = {flag: [] for flag in calls}
+    cpu: dict[bool, list[float]] = {flag: [] for flag in calls}
     results = {}
     for r in range(rounds + 1):
         for flag in list(calls) if r % 2 else list(calls)[::-1]:
+            before = _worker_cpu(client)
             start = time.perf_counter()
             future = client.compute(calls[flag]())
             wait(future)
@@ -85,6 +95,7 @@ def timed(client: Any, data: Any, ids: Any, segments: int, rounds: int) -> dict[
             seconds = time.perf_counter() - start
             if r:
                 times[flag].append(seconds)
+                cpu[flag].append(_worker_cpu(client) - before)
             else:
                 results[flag] = np.asarray(out)
             del future, out
@@ -92,6 +103,8 @@ def timed(client: Any, data: Any, ids: Any, segments: int, rounds: int) -> dict[
     return {
         "plain": statistics.median(times[False]),
         "tree": statistics.median(times[True]),
+        "plain cpu": statistics.median(cpu[False]),
+        "tree cpu": statistics.median(cpu[True]),
         "agree": agree,
         "all": times,
     }
@@ -151,9 +164,11 @@ def main() -> None:
                     continue
                 row = timed(client, x, i, segments, args.rounds)
                 ratio = row["tree"] / row["plain"]
+                cpu = row["tree cpu"] / row["plain cpu"]
                 out.append(
                     [name, f"{-(-rows // chunk)} x {chunk}", fmt_t(row["plain"]),
-                     fmt_t(row["tree"]), marked(ratio, BOUND), "yes" if row["agree"] else "NO"]
+                     fmt_t(row["tree"]), marked(ratio, BOUND), fmt_t(row["plain cpu"]),
+                     fmt_t(row["tree cpu"]), f"{cpu:.2f}", "yes" if row["agree"] else "NO"]
                 )  # fmt: skip
                 print(name, chunk, {k: v for k, v in row.items() if k != "all"}, flush=True)
                 del x, i
@@ -167,7 +182,7 @@ def main() -> None:
     print(
         table(
             ["case", "chunks", "deterministic=False", "deterministic=True", "ratio (<= 1.5)",
-             "agree (rounding)"],
+             "workers' CPU, False", "workers' CPU, True", "CPU ratio", "agree (rounding)"],
             out,
         )
     )  # fmt: skip
