@@ -209,22 +209,42 @@ TABLE: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, tuple[Any, Any]
     "tf.scatter_nd": (
         {"indices": i([0], [2], [0], [5]), "updates": np.full((4, 4), 10, np.float32)},
         {"shape": (3, 4)},
-        {"shape": ((3, 4), (4, 4)), "bad_indices_policy": ("", "IGNORE"), "name": (None, "s")},
+        {
+            "shape": ((3, 4), (4, 4)),
+            "bad_indices_policy": ("", "IGNORE"),
+            "name": (None, "s"),
+            **_DETERMINISTIC,
+        },
     ),
     **{
         f"tf.tensor_scatter_nd_{r}": (*_TF_SCATTER[:2], {**_TF_SCATTER[2], "name": (None, "s")})
-        for r in ("add", "max", "min", "sub")
+        for r in ("max", "min")
+    },
+    **{
+        f"tf.tensor_scatter_nd_{r}": (
+            *_TF_SCATTER[:2],
+            {**_TF_SCATTER[2], "name": (None, "s"), **_DETERMINISTIC},
+        )
+        for r in ("add", "sub")
     },
     "tf.tensor_scatter_nd_update": (_TF_SCATTER[0], {}, {"name": (None, "s")}),
     **{
-        f"tf.math.segment_{r}": ({"data": D, "segment_ids": i(0, 0, 2)}, {}, {"name": (None, "s")})
+        f"tf.math.segment_{r}": (
+            {"data": D, "segment_ids": i(0, 0, 2)},
+            {},
+            {"name": (None, "s"), **(_DETERMINISTIC if r not in ("max", "min") else {})},
+        )
         for r in ("sum", "mean", "max", "min", "prod")
     },
     **{
         f"tf.math.unsorted_segment_{r}": (
             _UNSORTED[0],
             {"num_segments": 3},
-            {**_UNSORTED[2], "name": (None, "s")},
+            {
+                **_UNSORTED[2],
+                "name": (None, "s"),
+                **(_DETERMINISTIC if r not in ("max", "min") else {}),
+            },
         )
         for r in ("sum", "mean", "max", "min", "prod", "sqrt_n")
     },

@@ -91,3 +91,60 @@ def test_without_the_switch_the_backend_adds():
     native = torch.zeros(20, 3).scatter_add_(0, torch.as_tensor(COLUMNS), torch.as_tensor(X))
     assert out.numpy().tobytes() == native.numpy().tobytes()
     assert out.numpy().tobytes() != _tree_of_columns().tobytes()
+
+
+#: A target whose own values take part (``include_self``), and one left where none lands.
+BASE = RNG.normal(size=(21, 3)).astype(np.float32)
+
+
+def _landed_and_count() -> tuple[np.ndarray, np.ndarray]:
+    count = np.zeros(BASE.size, np.int64)
+    for target in _scatter_targets(COLUMNS, 0, BASE.shape):
+        count[target] += 1
+    return count.reshape(BASE.shape) > 0, count.reshape(BASE.shape)
+
+
+def _scatter_reduce_tree(reduce: str, include_self: bool) -> np.ndarray:
+    """PyTorch's ``scatter_reduce`` of X into BASE at COLUMNS, in the tree's order: the
+    element's own value (or 0 without `include_self`) plus the tree of its updates
+    (``ref_tree_scatter``), a mean divided once by the count (with 1 for the own value);
+    elements no update reaches keep their value."""
+    landed, count = _landed_and_count()
+    start = BASE if include_self else np.zeros_like(BASE)
+    targets = _scatter_targets(COLUMNS, 0, BASE.shape)
+    total = reference.ref_tree_scatter(start, targets, X, "add")
+    if reduce == "mean":
+        total = total / (count + int(include_self)).astype(np.float32).clip(1)
+    return np.where(landed, total, BASE).astype(np.float32)
+
+
+@pytest.mark.usefixtures("deterministic")
+@pytest.mark.parametrize("convert", [np.asarray, torch.as_tensor], ids=["numpy", "torch"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+def test_scatter_reduce_takes_the_tree(reduce, include_self, convert):
+    out = pgt.scatter_reduce(convert(BASE), 0, convert(COLUMNS), convert(X), reduce,
+                             include_self=include_self)  # fmt: skip
+    assert np.asarray(out).tobytes() == _scatter_reduce_tree(reduce, include_self).tobytes()
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+def test_scatter_reduce_without_the_switch(reduce, include_self):
+    """The switch off: PyTorch's own scatter_reduce's bits, which differ from the tree's
+    here (so that the test above could fail)."""
+    args = (torch.as_tensor(BASE), 0, torch.as_tensor(COLUMNS), torch.as_tensor(X), reduce)
+    out = pgt.scatter_reduce(*args, include_self=include_self)
+    native = torch.scatter_reduce(*args, include_self=include_self)
+    assert out.numpy().tobytes() == native.numpy().tobytes()
+    assert out.numpy().tobytes() != _scatter_reduce_tree(reduce, include_self).tobytes()
+
+
+@pytest.mark.usefixtures("deterministic")
+@pytest.mark.parametrize("include_self", [True, False])
+def test_index_reduce_mean_takes_the_tree(include_self):
+    """index_reduce writes whole rows: row k's element j of the source lands on row
+    ``IDS[k]``'s element j, as COLUMNS's scatter puts it."""
+    out = pgt.index_reduce(torch.as_tensor(BASE), 0, torch.as_tensor(IDS), torch.as_tensor(X),
+                           "mean", include_self=include_self)  # fmt: skip
+    assert out.numpy().tobytes() == _scatter_reduce_tree("mean", include_self).tobytes()

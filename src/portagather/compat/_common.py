@@ -230,6 +230,7 @@ def unsorted_segment(
     renames: Mapping[str, str] | None = None,
     with_count: bool = False,
     floating: bool = False,
+    deterministic: bool = False,
 ) -> Any:
     """TensorFlow's and MindSpore's ``unsorted_segment_<reduce>``: a negative id drops its
     row; an id past the end is an error where the values can be checked (eagerly, in a
@@ -239,12 +240,14 @@ def unsorted_segment(
     (the core's, with `drop_negative`).
 
     With `with_count`, ``(result, count)``: the rows each segment received. With
-    `floating`, integer data is refused (TensorFlow's ``unsorted_segment_sqrt_n``).
+    `floating`, integer data is refused (TensorFlow's ``unsorted_segment_sqrt_n``). With
+    `deterministic`, a floating sum, mean or product in the tree's one order.
     """
     with renamed(renames or _NO_RENAMES):
         return segment_reduce(
             data, segment_ids, num_segments, reduce, bad_indices="", drop_negative=True,
             with_count=with_count, function=function, floating=floating,
+            deterministic=deterministic,
         )  # fmt: skip
 
 
@@ -258,3 +261,12 @@ def torch_deterministic() -> bool:
     imported already (a front end on NumPy arrays imports nothing)."""
     torch = sys.modules.get("torch")
     return torch is not None and bool(torch.are_deterministic_algorithms_enabled())
+
+
+def mindspore_deterministic() -> bool:
+    """Whether MindSpore's deterministic switch is on (``mindspore.set_context(deterministic=
+    "ON")``): the MindSpore front ends then add floats in ``deterministic=True``'s one order.
+    Read only where mindspore is imported already (a front end on NumPy arrays imports
+    nothing)."""
+    mindspore = sys.modules.get("mindspore")
+    return mindspore is not None and bool(mindspore.get_context("deterministic") == "ON")

@@ -34,6 +34,12 @@ What differs from TensorFlow:
 - A ``num_segments`` that no array of the data's device can hold is a :class:`ValueError`
   naming its valid range (TensorFlow: ``InvalidArgumentError``).
 - ``name`` is accepted and ignored.
+- The reductions that add or multiply floats (``unsorted_segment_sum`` / ``_prod`` /
+  ``_mean`` / ``_sqrt_n``, ``segment_sum`` / ``_prod`` / ``_mean``) take a keyword-only
+  ``deterministic=False``: ``True`` adds (multiplies) in one order fixed by the ids
+  (docs/deterministic.md), the same bits on every backend and in every run. TensorFlow's
+  own switch, ``tf.config.experimental.enable_op_determinism()``, is not followed: it has
+  no reader without importing TensorFlow, which a port does not import.
 """
 
 from __future__ import annotations
@@ -71,8 +77,13 @@ def unsorted_segment_sum(
     segment_ids: Any,
     num_segments: Any,
     name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+    *,
+    deterministic: bool = False,
 ) -> Any:
     """``tf.math.unsorted_segment_sum``: the sum of the rows of each segment (0 if empty).
+
+    ``deterministic=True`` (portagather's keyword) adds floats in one order fixed by the
+    ids (docs/deterministic.md): the same bits on every backend and in every run.
 
     Examples
     --------
@@ -84,7 +95,8 @@ def unsorted_segment_sum(
     >>> tf.math.unsorted_segment_sum(np.array([1.0, 2.0, 3.0]), [-1, 2, 2], 3)
     array([0., 0., 5.])
     """
-    return unsorted_segment(data, segment_ids, num_segments, "sum", "unsorted_segment_sum")
+    return unsorted_segment(data, segment_ids, num_segments, "sum", "unsorted_segment_sum",
+                            deterministic=deterministic)  # fmt: skip
 
 
 def unsorted_segment_max(
@@ -130,8 +142,13 @@ def unsorted_segment_prod(
     segment_ids: Any,
     num_segments: Any,
     name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+    *,
+    deterministic: bool = False,
 ) -> Any:
     """``tf.math.unsorted_segment_prod``: the product of the rows of each segment (1 if empty).
+
+    ``deterministic=True`` (portagather's keyword) multiplies floats in one order fixed by the
+    ids (docs/deterministic.md): the same bits on every backend and in every run.
 
     Examples
     --------
@@ -140,7 +157,8 @@ def unsorted_segment_prod(
     >>> tf.math.unsorted_segment_prod(np.array([2, 3, 4]), [1, 1, 0], 3)
     array([4, 6, 1])
     """
-    return unsorted_segment(data, segment_ids, num_segments, "prod", "unsorted_segment_prod")
+    return unsorted_segment(data, segment_ids, num_segments, "prod", "unsorted_segment_prod",
+                            deterministic=deterministic)  # fmt: skip
 
 
 def unsorted_segment_mean(
@@ -148,9 +166,14 @@ def unsorted_segment_mean(
     segment_ids: Any,
     num_segments: Any,
     name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+    *,
+    deterministic: bool = False,
 ) -> Any:
     """``tf.math.unsorted_segment_mean``: the sum of each segment over its count (0 if
     empty); for integer data a float (float32 for 8- and 16-bit integers, else float64).
+
+    ``deterministic=True`` (portagather's keyword) adds floats in one order fixed by the
+    ids (docs/deterministic.md): the same bits on every backend and in every run.
 
     Examples
     --------
@@ -159,7 +182,7 @@ def unsorted_segment_mean(
     >>> tf.math.unsorted_segment_mean(np.array([1, 2, 4], np.int32), [0, 0, 2], 3)
     array([1.5, 0. , 4. ])
     """
-    return _unsorted_mean(data, segment_ids, num_segments, "unsorted_segment_mean")
+    return _unsorted_mean(data, segment_ids, num_segments, "unsorted_segment_mean", deterministic)
 
 
 def unsorted_segment_sqrt_n(
@@ -167,9 +190,14 @@ def unsorted_segment_sqrt_n(
     segment_ids: Any,
     num_segments: Any,
     name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+    *,
+    deterministic: bool = False,
 ) -> Any:
     """``tf.math.unsorted_segment_sqrt_n``: the sum of each segment over the square root of
     its count (0 if empty); floating and complex data only, as in TensorFlow.
+
+    ``deterministic=True`` (portagather's keyword) adds floats in one order fixed by the
+    ids (docs/deterministic.md): the same bits on every backend and in every run.
 
     Examples
     --------
@@ -178,18 +206,23 @@ def unsorted_segment_sqrt_n(
     >>> tf.math.unsorted_segment_sqrt_n(np.array([3.0, 1.0, 4.0, 1.0]), [0, 0, 0, 0], 2)
     array([4.5, 0. ])
     """
-    return _unsorted_sqrt_n(data, segment_ids, num_segments, "unsorted_segment_sqrt_n")
+    return _unsorted_sqrt_n(
+        data, segment_ids, num_segments, "unsorted_segment_sqrt_n", deterministic
+    )
 
 
-def _unsorted_mean(data: Any, segment_ids: Any, num_segments: Any, function: str) -> Any:
+def _unsorted_mean(
+    data: Any, segment_ids: Any, num_segments: Any, function: str, deterministic: bool = False
+) -> Any:
     """The sum and the count of one core call, divided as the core's mean divides (the data's
     dtype; float16 and bfloat16 in float32), but integers truly, into a float (TensorFlow's
     ``/``: :func:`_float_for`). Floating data's is the core's mean, one core call."""
     if _floating(data):
-        return unsorted_segment(data, segment_ids, num_segments, "mean", function)
-    total, count = unsorted_segment(
-        data, segment_ids, num_segments, "sum", function, with_count=True
-    )
+        return unsorted_segment(
+            data, segment_ids, num_segments, "mean", function, deterministic=deterministic
+        )
+    total, count = unsorted_segment(data, segment_ids, num_segments, "sum", function,
+                                    with_count=True, deterministic=deterministic)  # fmt: skip
     xp = namespace_of(total)
     division = _float_division(xp, total)
     if division is None:  # integers
@@ -244,12 +277,15 @@ def _float_division(xp: Any, total: Any) -> tuple[str, Any] | None:
 _FLOAT_DIVISIONS: dict[tuple[Any, Any], tuple[str, Any] | None] = {}
 
 
-def _unsorted_sqrt_n(data: Any, segment_ids: Any, num_segments: Any, function: str) -> Any:
+def _unsorted_sqrt_n(
+    data: Any, segment_ids: Any, num_segments: Any, function: str, deterministic: bool = False
+) -> Any:
     """The sum and the count of one core call (floating and complex data only), the sum over
     the count's square root."""
     total, count = unsorted_segment(
-        data, segment_ids, num_segments, "sum", function, with_count=True, floating=True
-    )
+        data, segment_ids, num_segments, "sum", function, with_count=True, floating=True,
+        deterministic=deterministic,
+    )  # fmt: skip
     xp = namespace_of(total)
     return total / xp.sqrt(xp.astype(divisor(xp, count, total), total.dtype))
 
@@ -273,8 +309,13 @@ def segment_sum(
     data: Any,
     segment_ids: Any,
     name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+    *,
+    deterministic: bool = False,
 ) -> Any:
     """``tf.math.segment_sum``: the sum of each segment of sorted ids (0 if empty).
+
+    ``deterministic=True`` (portagather's keyword) adds floats in one order fixed by the
+    ids (docs/deterministic.md): the same bits on every backend and in every run.
 
     Examples
     --------
@@ -284,15 +325,20 @@ def segment_sum(
     array([[5, 5, 5, 5],
            [5, 6, 7, 8]])
     """
-    return _sorted_reduction(data, segment_ids, "sum", "segment_sum")
+    return _sorted_reduction(data, segment_ids, "sum", "segment_sum", deterministic)
 
 
 def segment_prod(
     data: Any,
     segment_ids: Any,
     name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+    *,
+    deterministic: bool = False,
 ) -> Any:
     """``tf.math.segment_prod``: the product of each segment of sorted ids (1 if empty).
+
+    ``deterministic=True`` (portagather's keyword) multiplies floats in one order fixed by the
+    ids (docs/deterministic.md): the same bits on every backend and in every run.
 
     Examples
     --------
@@ -301,7 +347,7 @@ def segment_prod(
     >>> tf.math.segment_prod(np.array([2, 3, 4]), [0, 0, 2])
     array([6, 1, 4])
     """
-    return _sorted_reduction(data, segment_ids, "prod", "segment_prod")
+    return _sorted_reduction(data, segment_ids, "prod", "segment_prod", deterministic)
 
 
 def segment_max(
@@ -342,9 +388,14 @@ def segment_mean(
     data: Any,
     segment_ids: Any,
     name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+    *,
+    deterministic: bool = False,
 ) -> Any:
     """``tf.math.segment_mean``: the mean of each segment of sorted ids (0 if empty); for
     integers the sum (in their dtype) over the count, truncated toward zero.
+
+    ``deterministic=True`` (portagather's keyword) adds floats in one order fixed by the
+    ids (docs/deterministic.md): the same bits on every backend and in every run.
 
     Examples
     --------
@@ -355,14 +406,16 @@ def segment_mean(
     >>> tf.math.segment_mean(np.array([-3, -4, 5], np.int32), [0, 0, 1])
     array([-3,  5], dtype=int32)
     """
-    return _segment_mean(data, segment_ids, "segment_mean")
+    return _segment_mean(data, segment_ids, "segment_mean", deterministic)
 
 
-def _sorted_reduction(data: Any, segment_ids: Any, reduce: str, function: str) -> Any:
+def _sorted_reduction(
+    data: Any, segment_ids: Any, reduce: str, function: str, deterministic: bool = False
+) -> Any:
     """``tf.math.<function>``: the core's sorted reduction `reduce`; an empty segment of the
     max or the min is 0 (so only those two ask the core for the count)."""
     if reduce not in ("max", "min"):
-        return _sorted(data, segment_ids, reduce, function, with_count=False)
+        return _sorted(data, segment_ids, reduce, function, False, deterministic)
     result, count = _sorted(data, segment_ids, reduce, function)
     xp = namespace_of(result)
     filled = count > 0
@@ -372,25 +425,26 @@ def _sorted_reduction(data: Any, segment_ids: Any, reduce: str, function: str) -
 
 
 def _sorted(
-    data: Any, segment_ids: Any, reduce: str, function: str, with_count: bool = True
-) -> Any:
+    data: Any, segment_ids: Any, reduce: str, function: str, with_count: bool = True,
+    deterministic: bool = False,
+) -> Any:  # fmt: skip
     """``(result, count)`` of a sorted segment reduction, as one checked call of the core:
     ids 1-d and sorted (checked where they can be read: ``sorted_vector``), ``max + 1``
     segments, negative ids an error; the count one per segment. Without `with_count`, the
     result alone."""
     return segment_reduce(
         data, segment_ids, None, reduce, indices_are_sorted=True, with_count=with_count,
-        function=function, sorted_vector=True,
+        function=function, sorted_vector=True, deterministic=deterministic,
     )  # fmt: skip
 
 
-def _segment_mean(data: Any, segment_ids: Any, function: str) -> Any:
+def _segment_mean(data: Any, segment_ids: Any, function: str, deterministic: bool = False) -> Any:
     """The sum and the count of one core call, divided as the core's mean divides, but signed
     integers toward zero (TensorFlow's integer division), in their own dtype. Floating
     data's is the core's mean, one core call."""
     if _floating(data):
-        return _sorted(data, segment_ids, "mean", function, with_count=False)
-    total, count = _sorted(data, segment_ids, "sum", function)
+        return _sorted(data, segment_ids, "mean", function, False, deterministic)
+    total, count = _sorted(data, segment_ids, "sum", function, True, deterministic)
     xp = namespace_of(total)
     division = _float_division(xp, total)
     if division is not None:

@@ -23,6 +23,12 @@ What differs from MindSpore:
   empty segment's max (min) is the dtype's lowest (highest) finite value, and so is a
   segment of only ``-inf`` (``inf``). A NaN makes its segment's max and min NaN (MindSpore
   2.10 on CPU passes over it).
+- The front ends that add or multiply floats (``tensor_scatter_elements`` with
+  ``reduction="add"``, ``scatter_nd``, ``unsorted_segment_sum`` and ``_prod`` and their
+  primitives) follow MindSpore's deterministic switch: with
+  ``mindspore.set_context(deterministic="ON")`` they combine floats in one order fixed by
+  the index (docs/deterministic.md), the same bits on every backend and in every run. The
+  switch is read only where mindspore is imported already.
 """
 
 from __future__ import annotations
@@ -32,7 +38,14 @@ from typing import Any
 from .. import _api
 from .._arguments import int_argument
 from .._types import Reduction
-from ._common import GATHER_FROM_END, renamed, unsorted_segment, ways_out, zeros_of
+from ._common import (
+    GATHER_FROM_END,
+    mindspore_deterministic,
+    renamed,
+    unsorted_segment,
+    ways_out,
+    zeros_of,
+)
 
 __all__ = [
     "GatherD",
@@ -193,7 +206,9 @@ def tensor_scatter_elements(
         msg = f'reduction must be "none" or "add"; got {reduction!r}'
         raise ValueError(msg)
     with renamed(_ELEMENTS, _ways("tensor_scatter_elements", "scatter_d")):
-        return _api.scatter_d(input_x, axis, indices, updates, reduce=_REDUCTIONS[reduction])
+        ordered = reduction == "add" and mindspore_deterministic()
+        return _api.scatter_d(input_x, axis, indices, updates, reduce=_REDUCTIONS[reduction],
+                              deterministic=ordered)  # fmt: skip
 
 
 class TensorScatterElements:
@@ -242,7 +257,8 @@ def scatter_nd(indices: Any, updates: Any, shape: Any) -> Any:
     """
     with renamed(_SHAPE, _ways("scatter_nd", "scatter_nd")):
         zeros, updates = zeros_of(shape, updates, indices)
-        return _api.scatter_nd(zeros, indices, updates, reduce="add")
+        return _api.scatter_nd(zeros, indices, updates, reduce="add",
+                               deterministic=mindspore_deterministic())  # fmt: skip
 
 
 class ScatterNd:
@@ -274,8 +290,9 @@ def unsorted_segment_sum(input_x: Any, segment_ids: Any, num_segments: Any) -> A
     array([3., 3., 4., 0.])
     """
     return unsorted_segment(
-        input_x, segment_ids, num_segments, "sum", "unsorted_segment_sum", {"data": "input_x"}
-    )
+        input_x, segment_ids, num_segments, "sum", "unsorted_segment_sum", {"data": "input_x"},
+        deterministic=mindspore_deterministic(),
+    )  # fmt: skip
 
 
 def unsorted_segment_max(x: Any, segment_ids: Any, num_segments: Any) -> Any:
@@ -328,8 +345,9 @@ def unsorted_segment_prod(x: Any, segment_ids: Any, num_segments: Any) -> Any:
            [4, 5, 6]])
     """
     return unsorted_segment(
-        x, segment_ids, num_segments, "prod", "unsorted_segment_prod", {"data": "x"}
-    )
+        x, segment_ids, num_segments, "prod", "unsorted_segment_prod", {"data": "x"},
+        deterministic=mindspore_deterministic(),
+    )  # fmt: skip
 
 
 class UnsortedSegmentSum:

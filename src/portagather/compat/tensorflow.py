@@ -196,10 +196,12 @@ def _tensor_scatter(
     reduce: Reduction,
     bad_indices_policy: str,
     policy_argument: bool = True,
+    deterministic: bool = False,
 ) -> Any:
     policy = _policy(bad_indices_policy)
     with renamed(_TENSOR, _ways(name, "scatter_nd", policy=policy_argument)):
-        return _api.scatter_nd(tensor, indices, updates, reduce=reduce, bad_indices=policy)
+        return _api.scatter_nd(tensor, indices, updates, reduce=reduce, bad_indices=policy,
+                               deterministic=deterministic)  # fmt: skip
 
 
 def scatter_nd(
@@ -208,6 +210,8 @@ def scatter_nd(
     shape: Any,
     bad_indices_policy: str = "",
     name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+    *,
+    deterministic: bool = False,
 ) -> Any:
     """``tf.scatter_nd``: zeros of `shape` with `updates` added at the index vectors.
 
@@ -227,6 +231,9 @@ def scatter_nd(
         As in :func:`gather_nd`; ``"IGNORE"`` drops the updates of bad index vectors.
     name : str, optional
         Ignored.
+    deterministic : bool, optional
+        portagather's keyword: ``True`` adds floating updates in one order fixed by the
+        index (docs/deterministic.md), the same bits on every backend and in every run.
 
     Examples
     --------
@@ -240,7 +247,8 @@ def scatter_nd(
     policy = _policy(bad_indices_policy)
     with renamed(_SHAPE | _STRINGS, _ways("scatter_nd", "scatter_nd", policy=True)):
         zeros, updates = zeros_of(shape, updates, indices)
-        return _api.scatter_nd(zeros, indices, updates, reduce="add", bad_indices=policy)
+        return _api.scatter_nd(zeros, indices, updates, reduce="add", bad_indices=policy,
+                               deterministic=deterministic)  # fmt: skip
 
 
 def tensor_scatter_nd_update(
@@ -275,9 +283,15 @@ def tensor_scatter_nd_add(
     updates: Any,
     bad_indices_policy: str = "",
     name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+    *,
+    deterministic: bool = False,
 ) -> Any:
     """``tf.tensor_scatter_nd_add``: `tensor` plus `updates` at the index vectors
     (duplicates summed).
+
+    ``deterministic=True`` (portagather's keyword) adds floats in one order fixed by the
+    index (docs/deterministic.md): ``tensor + tree(updates)`` where any update lands, the
+    same bits on every backend and in every run.
 
     Examples
     --------
@@ -286,9 +300,8 @@ def tensor_scatter_nd_add(
     >>> tf.tensor_scatter_nd_add(np.arange(1, 9), [[4], [3], [1], [7]], [9, 10, 11, 12])
     array([ 1, 13,  3, 14, 14,  6,  7, 20])
     """
-    return _tensor_scatter(
-        "tensor_scatter_nd_add", tensor, indices, updates, "add", bad_indices_policy
-    )
+    return _tensor_scatter("tensor_scatter_nd_add", tensor, indices, updates, "add",
+                           bad_indices_policy, deterministic=deterministic)  # fmt: skip
 
 
 def tensor_scatter_nd_sub(
@@ -297,10 +310,16 @@ def tensor_scatter_nd_sub(
     updates: Any,
     bad_indices_policy: str = "",
     name: str | None = None,  # noqa: ARG001 (TensorFlow's signature; names nothing here)
+    *,
+    deterministic: bool = False,
 ) -> Any:
     """``tf.tensor_scatter_nd_sub``: `tensor` minus `updates` at the index vectors: the add
     of the negated updates, negated in the tensor's dtype once every argument is checked
     (unsigned dtypes wrap around, as in TensorFlow).
+
+    ``deterministic=True`` (portagather's keyword) adds the negated floats in the order of
+    :func:`tensor_scatter_nd_add`'s: a negation is exact and rounding is symmetric, so the
+    result is ``tensor - tree(updates)`` bit for bit.
 
     Examples
     --------
@@ -309,7 +328,9 @@ def tensor_scatter_nd_sub(
     >>> tf.tensor_scatter_nd_sub(np.arange(1, 9), [[4], [3], [1], [7]], [9, 10, 11, 12])
     array([ 1, -9,  3, -6, -4,  6,  7, -4])
     """
-    return _sub(tensor, indices, updates, bad_indices_policy, "tensor_scatter_nd_sub")
+    return _sub(
+        tensor, indices, updates, bad_indices_policy, "tensor_scatter_nd_sub", deterministic
+    )
 
 
 def tensor_scatter_nd_min(
@@ -356,15 +377,19 @@ def tensor_scatter_nd_max(
     )
 
 
-def _sub(tensor: Any, indices: Any, updates: Any, bad_indices_policy: str, front: str) -> Any:
+def _sub(
+    tensor: Any, indices: Any, updates: Any, bad_indices_policy: str, front: str,
+    deterministic: bool = False,
+) -> Any:  # fmt: skip
     """The add of the negated updates, as one checked call of the core: its checks (as an
     add), then the updates negated in the tensor's dtype, then the route's scatter."""
     policy = _policy(bad_indices_policy)
     with renamed(_TENSOR, _ways(front, "scatter_nd", policy=True)):
         route, tensor, indices, updates = scatter_call(
-            _api.SCATTER_ND, tensor, indices, updates, (0,), "add", policy, False, False
-        )
+            _api.SCATTER_ND, tensor, indices, updates, (0,), "add", policy, False, False,
+            deterministic,
+        )  # fmt: skip
         if route.reduction != "add":  # bool's OR (the core refused the other non-numbers)
             msg = f"{front} needs tensor of a numeric dtype; got {dtype_name(tensor.dtype)}"
             raise TypeError(msg)
-        return _api.scatter_route(route, tensor, indices, -updates)
+        return _api.scatter_route(route, tensor, indices, -updates, deterministic)

@@ -308,9 +308,9 @@ def scatter_reduce(
     """
     one_of(reduce, _REDUCE, "reduce")
     mean = reduce == "mean"
-    # PyTorch's deterministic mode: the sum's adds in one order (the mean's, with its count
-    # and include_self=False's identity, in the backend's).
-    ordered = reduce == "sum" and include_self is True and torch_deterministic()
+    # PyTorch's deterministic mode: the sum's and the mean's adds in one order (with or
+    # without the element's own value).
+    ordered = reduce in ("sum", "mean") and torch_deterministic()
     with _renamed("scatter_reduce"):
         route, input, index, src = _checked_scatter(
             _SCATTER, input, dim, index, src, _REDUCE[reduce], mean, ordered
@@ -329,7 +329,11 @@ def _reduced_into(
     update takes the updates only (they are combined into a new array of the reduction's
     identity), and one without keeps its value. ``"mean"`` is the sum over the count of
     values, floor-divided for integer dtypes, as in PyTorch. The count of updates per
-    element comes from the same index, made valid once (``_api.scatter_with_count``)."""
+    element comes from the same index, made valid once (``_api.scatter_with_count``).
+
+    With `ordered`, a floating sum is the tree's (``_deterministic.tree_scatter``): the
+    base (`input`, or the identity without `include_self`) plus the tree of the updates,
+    where any landed; a mean divides it once by the count."""
     if include_self and reduce != "mean":
         return _api.scatter_route(route, input, index, src, ordered)
     xp, engine = route.xp, route.engine
@@ -346,7 +350,11 @@ def _reduced_into(
     counting = counting_route(route, tuple(index.shape), index.dtype, count_dtype)
     start = engine.full(shape, int(include_self), count_dtype, input)
     ones = xp.ones_like(src, dtype=count_dtype)
-    total, count = _api.scatter_with_count(route, counting, base, start, index, src, ones)
+    if ordered:  # the tree's sum, then the count by its own (integer) scatter
+        total = _api.scatter_route(route, base, index, src, True)
+        count = _api.scatter_route(counting, start, index, ones)
+    else:
+        total, count = _api.scatter_with_count(route, counting, base, start, index, src, ones)
     touched = count != 0
     if not mean:
         return xp.where(touched, total, input)
@@ -520,11 +528,12 @@ def index_reduce(
     """
     one_of(reduce, _INDEX_REDUCTIONS, "reduce")
     mean = reduce == "mean"
+    ordered = mean and torch_deterministic()  # (the mean's adds in one order)
     with renamed({}, ways_out("portagather.compat.torch.index_reduce", "scatter_d")):
         route, input, index, source = _checked_scatter(
-            _INDEX_REDUCE, input, dim, _vector(index), source, _REDUCE[reduce], mean
+            _INDEX_REDUCE, input, dim, _vector(index), source, _REDUCE[reduce], mean, ordered
         )
-        return _reduced_into(route, input, index, source, reduce, include_self)
+        return _reduced_into(route, input, index, source, reduce, include_self, ordered)
 
 
 def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:

@@ -1,13 +1,19 @@
 """Dask's plan of the deterministic tree (``_deterministic``): dense partials of aligned
-power-of-two chunks, combined in the same tree.
+power-of-two blocks of rows, combined in the same tree.
 
 The tree over row positions splits at every aligned block of ``2**k`` positions. So the rows
-are rechunked to one chunk size ``C = 2**k``, each chunk's segments are combined by the tree
+are cut into blocks of one size ``C = 2**k``, each block's segments are combined by the tree
 over its local positions (the same tree: its first position is a multiple of ``C``) into a
-dense partial of every segment, the padding (``-0.0``, ``1``) where a chunk holds none of its
-rows, and the partials of chunks ``2i`` and ``2i + 1`` are combined, level by level, with a
-chunk of padding after an odd last one. The padding changes no bit, so the result is the
-tree's, whatever the caller's chunks. The counts are integers, added the same way.
+dense partial of every segment, the padding (``-0.0``, ``1``) where a block holds none of its
+rows, and the partials of blocks ``2i`` and ``2i + 1`` are combined, level by level (a last
+odd one passes up alone: combining it with a block of padding would change no bit). The
+result is the tree's, whatever the caller's chunks. The counts are integers, added the same
+way.
+
+Few tasks: each block's task takes the caller's chunks that overlap it and cuts its rows
+out itself (no rechunk, whose split and merge tasks cost more than they move), and each
+combining task runs :data:`_FAN_IN` consecutive partials (an aligned group: ``log2`` of it
+levels of the tree) through its levels at once, the partial and the count together.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from dask.delayed import delayed
 
 from .base import Engine
 from .numpy import NumPyEngine
-from .tree import combine, padding, tree_partials
+from .tree import combine
 
 #: The fewest rows of a chunk: smaller chunks cost more partials than they save.
 _FEWEST_ROWS = 2**12
@@ -44,21 +50,48 @@ def dask_tree_partials(
     """``(partial, count)`` as ``_deterministic.tree_partials``, for Dask arrays."""
     rows, width = values.shape
     size = chunk_rows(rows, max(values.chunks[0]), segments)
-    values = values.rechunk({0: size, 1: -1})
-    slots = slots.rechunk({0: size})
-    pad, dtype = padding(np, op, values.dtype), values.dtype
-    partials, counts = [], []
-    for block, ids in zip(values.to_delayed()[:, 0], slots.to_delayed(), strict=True):
-        both = delayed(_chunk_partial, nout=2, pure=True)(block, ids, segments, op, in_order)
-        partials.append(da.from_delayed(both[0], (segments, width), dtype=dtype))
-        counts.append(da.from_delayed(both[1], (segments,), dtype=np.int64))
+    values = values.rechunk({1: -1})
+    slots = slots.rechunk((values.chunks[0],))
+    starts = np.cumsum((0, *values.chunks[0])).tolist()
+    value_blocks, slot_blocks = values.to_delayed()[:, 0], slots.to_delayed()
+    dtype = values.dtype
+    level = []
+    for low in range(0, rows, size):
+        high = min(low + size, rows)
+        pieces = [  # (value block, slot block, its first and last row within it)
+            (value_blocks[j], slot_blocks[j], max(low, starts[j]) - starts[j],
+             min(high, starts[j + 1]) - starts[j])
+            for j in range(len(starts) - 1)
+            if starts[j] < high and starts[j + 1] > low
+        ]  # fmt: skip
+        level.append(delayed(_block_partial, pure=True)(pieces, segments, op, in_order))
+    while len(level) > 1:
+        level = [
+            delayed(_combined, pure=True)(level[k : k + _FAN_IN], op)
+            for k in range(0, len(level), _FAN_IN)
+        ]
+    both = level[0]
+    partial = da.from_delayed(both[0], (segments, width), dtype=dtype)
+    count = da.from_delayed(both[1], (segments,), dtype=np.int64)
+    return partial, count
+
+
+#: The partials each combining task takes (a power of two: an aligned group of blocks).
+_FAN_IN = 8
+
+
+def _combined(partials: list[tuple[Any, Any]], op: str) -> tuple[Any, Any]:
+    """The tree's levels over consecutive ``(partial, count)`` pairs, the first of an aligned
+    group: blocks ``2i`` and ``2i + 1`` combined by `op`, a last odd one passing up alone."""
     while len(partials) > 1:
+        paired = [
+            (combine(op, a[0], b[0]), a[1] + b[1])
+            for a, b in zip(partials[0:-1:2], partials[1::2], strict=True)
+        ]
         if len(partials) % 2:
-            partials.append(da.full((segments, width), pad, dtype=dtype))
-            counts.append(da.zeros((segments,), dtype=np.int64))
-        partials = [combine(op, a, b) for a, b in zip(partials[::2], partials[1::2], strict=True)]
-        counts = [a + b for a, b in zip(counts[::2], counts[1::2], strict=True)]
-    return partials[0], counts[0]
+            paired.append(partials[-1])
+        partials = paired
+    return partials[0]
 
 
 def _block_engine(xp: Any) -> Engine:
@@ -76,10 +109,17 @@ def _block_engine(xp: Any) -> Engine:
 _NUMPY: NumPyEngine | None = None
 
 
-def _chunk_partial(
-    values: Any, slots: Any, segments: int, op: str, in_order: bool
+def _block_partial(
+    pieces: list[tuple[Any, Any, int, int]], segments: int, op: str, in_order: bool
 ) -> tuple[Any, Any]:  # fmt: skip
-    """One chunk's partial and counts, by the engine of its blocks' namespace."""
-    xp = aac.array_namespace(values, slots)
-    partial, count = tree_partials(xp, _block_engine(xp), values, slots, segments, op, in_order)
+    """One aligned block's partial and counts, by the engine of its blocks' namespace: its
+    rows cut out of the caller's chunks that overlap it (`pieces`: each chunk of values and
+    of slots, with the block's first and last row within it)."""
+    xp = aac.array_namespace(pieces[0][0], pieces[0][1])
+    values = [v[a:b] if (a, b) != (0, v.shape[0]) else v for v, _, a, b in pieces]
+    slots = [s[a:b] if (a, b) != (0, s.shape[0]) else s for _, s, a, b in pieces]
+    if len(pieces) > 1:
+        values, slots = [xp.concat(values, axis=0)], [xp.concat(slots, axis=0)]
+    engine = _block_engine(xp)
+    partial, count = engine.tree_partials(values[0], slots[0], segments, op, in_order)
     return partial, xp.astype(count, xp.int64)
