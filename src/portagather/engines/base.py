@@ -241,6 +241,37 @@ class Engine:
         slots are promised sorted."""
         return tree_partials(self.xp, self, values, slots, segments, op, in_order)
 
+    # The eager tree's steps (``engines.tree``, where :attr:`merge_rows` is not None).
+
+    def tree_index_engine(self, slots: Any) -> tuple[Engine, Any]:
+        """The engine whose namespace runs the deterministic tree's integer work (the sort,
+        the counts, the bookkeeping of the merges) on the segment `slots`, and the slots in
+        it: here this engine. Its arrays come back through :meth:`tree_indices`."""
+        return self, slots
+
+    def tree_indices(self, x: Any) -> Any:
+        """Integer or boolean array `x` of :meth:`tree_index_engine`'s namespace as an
+        array of this one (here, as it is)."""
+        return x
+
+    def take_rows(self, x: Any, positions: Any) -> Any:
+        """The rows of 2-d `x` at the 1-d `positions`."""
+        return self.xp.take(x, positions, axis=0)
+
+    def sort_distinct(self, keys: Any) -> Any:
+        """The 1-d integer `keys`, all distinct, sorted (no stability needed)."""
+        return self.xp.sort(keys)
+
+    def level_buffer(self, values: Any, rows: int) -> Any | None:
+        """A new uninitialised array of `rows` rows shaped and typed as the 2-d `values`, that
+        :meth:`combine_into` writes the tree's merges into; None where the engine writes
+        none in place (they are then joined at the end)."""
+        return None
+
+    def combine_into(self, op: str, left: Any, right: Any, out: Any) -> Any:
+        """``left op right`` written into `out` (a part of :meth:`level_buffer`), returned."""
+        raise NotImplementedError
+
     def repeat(self, count: int, step: Callable[[Any, Any], Any], state: Any) -> Any:
         """``state = step(i, state)`` for ``i`` in ``range(count)``, then `state`: a Python
         loop here; a compiled loop where the engine has one (`i` then is a 0-d array)."""

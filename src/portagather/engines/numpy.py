@@ -49,6 +49,20 @@ class NumPyEngine(Engine):
         rows[left] = ufunc(merged, np.take(rows, right, axis=0), out=merged)
         return rows
 
+    def take_rows(self, x: Any, positions: Any) -> Any:
+        return np.take(x, positions, axis=0)
+
+    def sort_distinct(self, keys: Any) -> Any:
+        # The default kind: distinct keys need no stable sort (the array API's sort is
+        # stable, a merge sort here), and NumPy's unstable one has SIMD kernels.
+        return np.sort(keys)
+
+    def level_buffer(self, values: Any, rows: int) -> Any | None:
+        return np.empty((rows, *values.shape[1:]), dtype=values.dtype)
+
+    def combine_into(self, op: str, left: Any, right: Any, out: Any) -> Any:
+        return (np.add if op == "add" else np.multiply)(left, right, out=out)
+
     def index_block_rows(self, data: Any, indices: Any, plan: GatherPlan) -> int:
         if plan.batch_dims or indices.size < 4 * self.BLOCK or indices.ndim < 1 + plan.vector:
             return 0
