@@ -22,7 +22,7 @@ from .._errors import BadIndex
 from .._indices import Components, IndexAccess, flat_positions
 from .._plan import GatherPlan, row_major_strides
 from .._scatter import ScatterPromises, flat_targets, sorted_scatter, target_axes
-from .tree import tree_partials
+from .tree import bit_length, tree_partials
 
 INT32_MAX = 2**31 - 1
 
@@ -258,9 +258,17 @@ class Engine:
         """The rows of 2-d `x` at the 1-d `positions`."""
         return self.xp.take(x, positions, axis=0)
 
-    def sort_distinct(self, keys: Any) -> Any:
-        """The 1-d integer `keys`, all distinct, sorted (no stability needed)."""
-        return self.xp.sort(keys)
+    def sorted_keys(self, slots: Any, levels: int, wide: Any) -> Any:
+        """The keys ``slots * 2**levels + position`` (`position` ``0 .. N - 1`` below
+        ``2**levels``) in dtype `wide`, sorted: all distinct, so no stable sort is needed."""
+        xp = self.xp
+        positions = xp.arange(slots.shape[0], dtype=wide, device=device_for_new(slots))
+        return xp.sort(xp.bitwise_left_shift(xp.astype(slots, wide), levels) + positions)
+
+    def byte_bit_length(self, x: Any, below: int) -> Any:
+        """``int.bit_length`` of each value of the non-negative integer array `x` (each below
+        `below`), as uint8."""
+        return self.xp.astype(bit_length(self.xp, x), self.xp.uint8)
 
     def level_buffer(self, values: Any, rows: int) -> Any | None:
         """A new uninitialised array of `rows` rows shaped and typed as the 2-d `values`, that

@@ -52,10 +52,23 @@ class NumPyEngine(Engine):
     def take_rows(self, x: Any, positions: Any) -> Any:
         return np.take(x, positions, axis=0)
 
-    def sort_distinct(self, keys: Any) -> Any:
-        # The default kind: distinct keys need no stable sort (the array API's sort is
-        # stable, a merge sort here), and NumPy's unstable one has SIMD kernels.
-        return np.sort(keys)
+    def sorted_keys(self, slots: Any, levels: int, wide: Any) -> Any:
+        # In place, and NumPy's default kind: distinct keys need no stable sort (the array
+        # API's sort is stable, a merge sort here), and the unstable one has SIMD kernels.
+        keys = slots.astype(wide)
+        keys <<= levels
+        keys |= np.arange(keys.shape[0], dtype=wide)
+        keys.sort()
+        return keys
+
+    def byte_bit_length(self, x: Any, below: int) -> Any:
+        if below > 2**24:
+            return super().byte_bit_length(x, below)
+        # Exact in float32 below 2**24: the bit length is the biased exponent less 126
+        # (a zero's -126 wraps to 130 as a byte; no caller has one).
+        exponent = x.astype(np.float32).view(np.int32) >> 23
+        exponent -= 126
+        return exponent.astype(np.uint8)
 
     def level_buffer(self, values: Any, rows: int) -> Any | None:
         return np.empty((rows, *values.shape[1:]), dtype=values.dtype)

@@ -144,13 +144,11 @@ def _eager_partials(
     ixp = index_engine.xp
     wide = index_engine.wide_index_dtype(slots)
     levels = (n - 1).bit_length()
-    in_order = in_order or n == 1 or bool(ixp.all(slots[:-1] <= slots[1:]))
+    in_order = in_order or _found_sorted(ixp, slots)
     if in_order:
         seg, order = slots, None
     elif _keys_fit(ixp, wide, segments, levels):  # one sort of distinct keys: no stable sort
-        positions = ixp.arange(n, dtype=wide, device=device_for_new(slots))
-        keys = ixp.bitwise_left_shift(ixp.astype(slots, wide), levels) + positions
-        keys = index_engine.sort_distinct(keys)
+        keys = index_engine.sorted_keys(slots, levels, wide)
         order = ixp.bitwise_and(keys, (1 << levels) - 1)
         seg = ixp.bitwise_right_shift(keys, levels)
     else:
@@ -163,12 +161,25 @@ def _eager_partials(
         found = _contiguous_tree(xp, engine, ixp, values, seg, start, count, op)
     else:
         rows = engine.take_rows(values, engine.tree_indices(order))
-        rows = _linked_merges(ixp, engine, rows, order, seg, levels, op)
+        rows = _linked_merges(ixp, index_engine, engine, rows, order, seg, levels, op)
         found = engine.take_rows(rows, engine.tree_indices(start))
     pad = xp.asarray(padding(xp, op, values.dtype), dtype=values.dtype,
                      device=device_for_new(values))  # fmt: skip
     empty = engine.tree_indices(ixp.reshape(count == 0, (segments, 1)))
     return xp.where(empty, pad, found), engine.tree_indices(count)
+
+
+def _found_sorted(ixp: Any, slots: Any) -> bool:
+    """Whether the 1-d `slots` are sorted (a look at the first few first: most unsorted ids
+    are unsorted there)."""
+    head = slots[:_LOOK]
+    if not bool(ixp.all(head[:-1] <= head[1:])):
+        return False
+    return slots.shape[0] <= _LOOK or bool(ixp.all(slots[:-1] <= slots[1:]))
+
+
+#: The slots :func:`_found_sorted` looks at first.
+_LOOK = 256
 
 
 def _sorted_counts(ixp: Any, index_engine: Any, seg: Any, segments: int, wide: Any) -> Any:
@@ -334,7 +345,8 @@ def _finished(
 
 
 def _linked_merges(
-    ixp: Any, engine: Any, rows: Any, order: Any, seg: Any, levels: int, op: str
+    ixp: Any, index_engine: Any, engine: Any, rows: Any, order: Any, seg: Any, levels: int,
+    op: str,
 ) -> Any:  # fmt: skip
     """The tree's merges on `rows` (a new array, in sorted order: by segment `seg`, then
     position `order`; written in place by ``Engine.merge_rows``), each segment's value left
@@ -348,12 +360,11 @@ def _linked_merges(
     n = order.shape[0]
     if n < 2:
         return rows
-    pair_level = bit_length(ixp, ixp.bitwise_xor(order[:-1], order[1:]))
-    pair_level = ixp.astype(ixp.where(seg[:-1] == seg[1:], pair_level, 0), ixp.uint8)
+    pair_level = index_engine.byte_bit_length(ixp.bitwise_xor(order[:-1], order[1:]), n)
+    pair_level = ixp.where(seg[:-1] == seg[1:], pair_level, ixp.zeros_like(pair_level))
     by_level = argsort_positions(ixp, pair_level)  # (stable: a radix sort of bytes)
-    steps = ixp.arange(levels + 1, dtype=ixp.uint8, device=device_for_new(order))
-    bounds = [int(b) for b in searchsorted_positions(ixp, ixp.take(pair_level, by_level), steps,
-                                                     "right")]  # fmt: skip
+    per_level = _sorted_counts(ixp, index_engine, pair_level, levels + 1, order.dtype)
+    bounds = [int(b) for b in ixp.cumulative_sum(per_level)]  # (level 0: no merge)
     other = ixp.arange(n, dtype=order.dtype, device=device_for_new(order))
     for start, stop in itertools.pairwise(bounds):
         if stop > start:
