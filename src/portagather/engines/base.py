@@ -276,6 +276,10 @@ class Engine:
         none in place (they are then joined at the end)."""
         return None
 
+    def copy_into(self, source: Any, out: Any) -> None:
+        """`source` written into `out` (a part of :meth:`level_buffer`)."""
+        raise NotImplementedError
+
     def combine_into(self, op: str, left: Any, right: Any, out: Any) -> Any:
         """``left op right`` written into `out` (a part of :meth:`level_buffer`), returned."""
         raise NotImplementedError

@@ -73,6 +73,9 @@ class NumPyEngine(Engine):
     def level_buffer(self, values: Any, rows: int) -> Any | None:
         return np.empty((rows, *values.shape[1:]), dtype=values.dtype)
 
+    def copy_into(self, source: Any, out: Any) -> None:
+        np.copyto(out, source)
+
     def combine_into(self, op: str, left: Any, right: Any, out: Any) -> Any:
         return (np.add if op == "add" else np.multiply)(left, right, out=out)
 

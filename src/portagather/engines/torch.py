@@ -382,6 +382,9 @@ class TorchEngine(Engine):
             return None
         return values.new_empty((rows, *values.shape[1:]))
 
+    def copy_into(self, source: Any, out: Any) -> None:
+        out.copy_(source)
+
     def combine_into(self, op: str, left: Any, right: Any, out: Any) -> Any:
         return (torch.add if op == "add" else torch.mul)(left, right, out=out)
 

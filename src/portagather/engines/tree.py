@@ -225,11 +225,16 @@ def _contiguous_tree(
     chunks = (n + size - 1) // size
     edges = ixp.arange(0, (chunks + 1) * size, size, dtype=start.dtype)
     bounds = [int(b) for b in searchsorted_positions(ixp, start, edges, "left")]
+    indexed = row_bytes >= INDEXED_ROW_BYTES and engine.level_buffer(values, 0) is not None
     pieces, heads, tails, singles, firsts, lasts = [], [], [], [], [], []
     for c in range(chunks):
         low = c * size
-        part = _block_levels(xp, engine, ixp, flat[low : low + size], None,
-                             seg[low : low + size], op, pad)  # fmt: skip
+        if indexed:
+            part = _indexed_levels(engine, ixp, flat[low : low + size],
+                                   seg[low : low + size], op)  # fmt: skip
+        else:
+            part = _block_levels(xp, engine, ixp, flat[low : low + size], None,
+                                 seg[low : low + size], op, pad)  # fmt: skip
         heads.append(part.head)
         tails.append(part.tail)
         singles.append(part.single)
@@ -248,17 +253,89 @@ def _contiguous_tree(
     return found if width != 1 else xp.reshape(found, (found.shape[0], 1))
 
 
+#: Rows of at least this many bytes take :func:`_indexed_levels` (where the engine writes
+#: merges in place): a gather of a wide row costs less than the selections of its values.
+INDEXED_ROW_BYTES = 16
+
+
 class _Levels:
-    """What :func:`_block_levels` leaves: each level's merges in one array (`merged`, level
-    ``l`` from row ``offsets[l - 1]``), and the one block left at the top: its `head` and
+    """What :func:`_block_levels` and :func:`_indexed_levels` leave: each level's merges in
+    one array (`merged`; level ``l``'s merge of block ``b`` at row ``offsets[l - 1] + b``, or
+    at the row that `rows` holds there), and the one block left at the top: its `head` and
     `tail` values (1 row each), whether it holds one segment (`single`) and its first and
     last segments (`firsts`, `lasts`, 1 element each)."""
 
     def __init__(self, merged: Any, offsets: list[int], head: Any, tail: Any, single: Any,
-                 firsts: Any, lasts: Any) -> None:  # fmt: skip
-        self.merged, self.offsets = merged, offsets
+                 firsts: Any, lasts: Any, rows: Any = None) -> None:  # fmt: skip
+        self.merged, self.offsets, self.rows = merged, offsets, rows
         self.head, self.tail, self.single = head, tail, single
         self.firsts, self.lasts = firsts, lasts
+
+
+def _indexed_levels(engine: Any, ixp: Any, values: Any, seg: Any, op: str) -> _Levels:
+    """:func:`_block_levels` from rows (`values`, in segments `seg`) where the heads and tails
+    are row numbers into one array (`store`: the rows, then the merges), so that the values
+    are touched by the merges alone: level 1 merges every pair of rows at once (those of two
+    segments unused), each later level gathers the pairs that merge."""
+    n = values.shape[0]
+    store = engine.level_buffer(values, 2 * n - 1)
+    engine.copy_into(values, store[:n])
+    wide = seg.dtype if ixp.isdtype(seg.dtype, "signed integer") else ixp.int64
+    m = n // 2
+    if m:
+        engine.combine_into(op, values[0 : 2 * m : 2], values[1 : 2 * m : 2], store[n : n + m])
+    pair = ixp.arange(m, dtype=wide, device=device_for_new(seg))
+    same = seg[0 : 2 * m : 2] == seg[1 : 2 * m : 2]
+    merged_at = pair + n
+    head = ixp.where(same, merged_at, 2 * pair)
+    tail = ixp.where(same, merged_at, 2 * pair + 1)
+    single, firsts, lasts = same, seg[0 : 2 * m : 2], seg[1 : 2 * m : 2]
+    rows, offsets, filled = [merged_at], [0, m], n + m
+    if n % 2:
+        last_row = ixp.asarray([n - 1], dtype=wide)
+        head, tail = ixp.concat([head, last_row]), ixp.concat([tail, last_row])
+        single = ixp.concat([single, ixp.ones((1,), dtype=ixp.bool)])
+        firsts, lasts = ixp.concat([firsts, seg[-1:]]), ixp.concat([lasts, seg[-1:]])
+    if n == 1:
+        head = tail = ixp.asarray([0], dtype=wide)
+        single, firsts, lasts = ixp.ones((1,), dtype=ixp.bool), seg, seg
+    blocks = head.shape[0]
+    while blocks > 1:
+        m = blocks // 2
+        same = lasts[0 : 2 * m : 2] == firsts[1 : 2 * m : 2]
+        chosen = ixp.nonzero(same)[0]
+        count = chosen.shape[0]
+        if count:
+            left = engine.take_rows(
+                store, engine.tree_indices(ixp.take(tail[0 : 2 * m : 2], chosen))
+            )
+            right = engine.take_rows(
+                store, engine.tree_indices(ixp.take(head[1 : 2 * m : 2], chosen))
+            )
+            engine.combine_into(op, left, right, store[filled : filled + count])
+        merged_at = ixp.cumulative_sum(ixp.astype(same, wide)) + (filled - 1)
+        single_left, single_right = single[0 : 2 * m : 2], single[1 : 2 * m : 2]
+        goes_on = single_right & same
+        new_head = ixp.where(single_left & same, merged_at, head[0 : 2 * m : 2])
+        new_tail = ixp.where(goes_on, merged_at, tail[1 : 2 * m : 2])
+        new_single = single_left & goes_on
+        new_firsts, new_lasts = firsts[0 : 2 * m : 2], lasts[1 : 2 * m : 2]
+        if blocks % 2:  # the last block has no partner at this level: it stays as it is
+            new_head, new_tail = (
+                ixp.concat([new_head, head[-1:]]),
+                ixp.concat([new_tail, tail[-1:]]),
+            )
+            new_single = ixp.concat([new_single, single[-1:]])
+            new_firsts = ixp.concat([new_firsts, firsts[-1:]])
+            new_lasts = ixp.concat([new_lasts, lasts[-1:]])
+        head, tail, single, firsts, lasts = new_head, new_tail, new_single, new_firsts, new_lasts
+        rows.append(merged_at)
+        offsets.append(offsets[-1] + m)
+        filled += count
+        blocks = head.shape[0]
+    top_head = engine.take_rows(store, engine.tree_indices(head))
+    top_tail = engine.take_rows(store, engine.tree_indices(tail))
+    return _Levels(store, offsets, top_head, top_tail, single, firsts, lasts, ixp.concat(rows))
 
 
 def _block_levels(
@@ -340,6 +417,8 @@ def _finished(
     offsets = ixp.asarray(part.offsets, dtype=start.dtype)
     at = ixp.take(offsets, ixp.clip(level - low - 1, 0, max(top - low - 1, 0)))
     at = ixp.where(inside, at + ixp.bitwise_right_shift(start, level), 0)
+    if part.rows is not None and part.rows.shape[0]:
+        at = ixp.take(part.rows, at)
     taken = engine.take_rows(part.merged, engine.tree_indices(at))
     return xp.where(_row_mask(xp, engine, inside, found), taken, found)
 
