@@ -231,7 +231,7 @@ def _contiguous_tree(
         low = c * size
         if indexed:
             part = _indexed_levels(engine, ixp, flat[low : low + size],
-                                   seg[low : low + size], op)  # fmt: skip
+                                   seg[low : low + size], op, start.dtype)  # fmt: skip
         else:
             part = _block_levels(xp, engine, ixp, flat[low : low + size], None,
                                  seg[low : low + size], op, pad)  # fmt: skip
@@ -272,15 +272,16 @@ class _Levels:
         self.firsts, self.lasts = firsts, lasts
 
 
-def _indexed_levels(engine: Any, ixp: Any, values: Any, seg: Any, op: str) -> _Levels:
+def _indexed_levels(
+    engine: Any, ixp: Any, values: Any, seg: Any, op: str, wide: Any
+) -> _Levels:  # fmt: skip
     """:func:`_block_levels` from rows (`values`, in segments `seg`) where the heads and tails
     are row numbers into one array (`store`: the rows, then the merges), so that the values
     are touched by the merges alone: level 1 merges every pair of rows at once (those of two
-    segments unused), each later level gathers the pairs that merge."""
+    segments unused), each later level gathers the pairs that merge; row numbers in `wide`."""
     n = values.shape[0]
     store = engine.level_buffer(values, 2 * n - 1)
     engine.copy_into(values, store[:n])
-    wide = seg.dtype if ixp.isdtype(seg.dtype, "signed integer") else ixp.int64
     m = n // 2
     if m:
         engine.combine_into(op, values[0 : 2 * m : 2], values[1 : 2 * m : 2], store[n : n + m])
