@@ -6,18 +6,24 @@ backend's native, non-deterministic idiom: ``np.add.at``, PyTorch's ``index_add_
 the CPU with one thread; interleaved rounds, medians (``harness.interleaved``). Prints one
 table: seconds per call, the ratio of ``deterministic=True`` to the native idiom, and the
 largest error of each against the float64 sum, relative to the segment's sum of magnitudes.
+``--cpu-time`` times by the process's CPU time instead of the wall clock: on a loaded machine
+a long call is preempted more often than a short one, which inflates the wall-clock ratio of
+a slow call to a fast one; with one thread, the CPU time is the work each call does.
 
     python benchmarks/deterministic.py --rounds 3
+    python benchmarks/deterministic.py --rounds 3 --cpu-time --backends numpy torch
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
+import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from harness import fmt_t, interleaved, set_threads, table, to_numpy
+from harness import fmt_t, interleaved, rotated, set_threads, table, to_numpy
 
 BACKENDS = ("numpy", "torch", "jax")
 
@@ -97,12 +103,28 @@ def accuracy(out: Any, data: np.ndarray, ids: np.ndarray) -> float:
     return float(np.max(np.abs(got - exact) / np.maximum(scale, np.finfo(np.float64).tiny)))
 
 
+def interleaved_cpu(calls: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
+    """``harness.interleaved`` (one warm-up call each, rounds in a rotating order, medians)
+    by the process's CPU time."""
+    for f in calls.values():
+        f()
+    names = list(calls)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(rounds):
+        for name in rotated(names, r):
+            t0 = time.process_time()
+            calls[name]()
+            times[name].append(time.process_time() - t0)
+    return {n: statistics.median(ts) for n, ts in times.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--segments", type=int, default=100_000)
     parser.add_argument("--backends", nargs="*", default=list(BACKENDS))
+    parser.add_argument("--cpu-time", action="store_true", help="time by the process's CPU time")
     args = parser.parse_args()
     set_threads(1, args.backends)
     rows = []
@@ -111,7 +133,10 @@ def main() -> None:
         for name, data, ids in cases(args.rows, args.segments):
             made = calls(backend, data, ids, args.segments)
             errors = [accuracy(made[k](), data, ids) for k in timed[::2]]
-            times = interleaved(made, args.rounds, warmup=1)
+            if args.cpu_time:
+                times = interleaved_cpu(made, args.rounds)
+            else:
+                times = interleaved(made, args.rounds, warmup=1)
             ratio = times["pg deterministic"] / times["native"]
             cells = [fmt_t(times[k]) for k in timed] + [f"{ratio:.2f}x"]
             rows.append([backend, name, *cells, *(f"{e:.1e}" for e in errors)])

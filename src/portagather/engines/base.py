@@ -22,7 +22,7 @@ from .._errors import BadIndex
 from .._indices import Components, IndexAccess, flat_positions
 from .._plan import GatherPlan, row_major_strides
 from .._scatter import ScatterPromises, flat_targets, sorted_scatter, target_axes
-from .tree import tree_partials
+from .tree import bit_length, tree_partials
 
 INT32_MAX = 2**31 - 1
 
@@ -240,6 +240,49 @@ class Engine:
         padding, and the rows per segment in the widest integer dtype. `in_order`: the
         slots are promised sorted."""
         return tree_partials(self.xp, self, values, slots, segments, op, in_order)
+
+    # The eager tree's steps (``engines.tree``, where :attr:`merge_rows` is not None).
+
+    def tree_index_engine(self, slots: Any) -> tuple[Engine, Any]:
+        """The engine whose namespace runs the deterministic tree's integer work (the sort,
+        the counts, the bookkeeping of the merges) on the segment `slots`, and the slots in
+        it: here this engine. Its arrays come back through :meth:`tree_indices`."""
+        return self, slots
+
+    def tree_indices(self, x: Any) -> Any:
+        """Integer or boolean array `x` of :meth:`tree_index_engine`'s namespace as an
+        array of this one (here, as it is)."""
+        return x
+
+    def take_rows(self, x: Any, positions: Any) -> Any:
+        """The rows of 2-d `x` at the 1-d `positions`."""
+        return self.xp.take(x, positions, axis=0)
+
+    def sorted_keys(self, slots: Any, levels: int, wide: Any) -> Any:
+        """The keys ``slots * 2**levels + position`` (`position` ``0 .. N - 1`` below
+        ``2**levels``) in dtype `wide`, sorted: all distinct, so no stable sort is needed."""
+        xp = self.xp
+        positions = xp.arange(slots.shape[0], dtype=wide, device=device_for_new(slots))
+        return xp.sort(xp.bitwise_left_shift(xp.astype(slots, wide), levels) + positions)
+
+    def byte_bit_length(self, x: Any, below: int) -> Any:
+        """``int.bit_length`` of each value of the non-negative integer array `x` (each below
+        `below`), as uint8."""
+        return self.xp.astype(bit_length(self.xp, x), self.xp.uint8)
+
+    def level_buffer(self, values: Any, rows: int) -> Any | None:
+        """A new uninitialised array of `rows` rows shaped and typed as the 2-d `values`, that
+        :meth:`combine_into` writes the tree's merges into; None where the engine writes
+        none in place (they are then joined at the end)."""
+        return None
+
+    def copy_into(self, source: Any, out: Any) -> None:
+        """`source` written into `out` (a part of :meth:`level_buffer`)."""
+        raise NotImplementedError
+
+    def combine_into(self, op: str, left: Any, right: Any, out: Any) -> Any:
+        """``left op right`` written into `out` (a part of :meth:`level_buffer`), returned."""
+        raise NotImplementedError
 
     def repeat(self, count: int, step: Callable[[Any, Any], Any], state: Any) -> Any:
         """``state = step(i, state)`` for ``i`` in ``range(count)``, then `state`: a Python

@@ -49,6 +49,36 @@ class NumPyEngine(Engine):
         rows[left] = ufunc(merged, np.take(rows, right, axis=0), out=merged)
         return rows
 
+    def take_rows(self, x: Any, positions: Any) -> Any:
+        return np.take(x, positions, axis=0)
+
+    def sorted_keys(self, slots: Any, levels: int, wide: Any) -> Any:
+        # In place, and NumPy's default kind: distinct keys need no stable sort (the array
+        # API's sort is stable, a merge sort here), and the unstable one has SIMD kernels.
+        keys = slots.astype(wide)
+        keys <<= levels
+        keys |= np.arange(keys.shape[0], dtype=wide)
+        keys.sort()
+        return keys
+
+    def byte_bit_length(self, x: Any, below: int) -> Any:
+        if below > 2**24:
+            return super().byte_bit_length(x, below)
+        # Exact in float32 below 2**24: the bit length is the biased exponent less 126
+        # (a zero's -126 wraps to 130 as a byte; no caller has one).
+        exponent = x.astype(np.float32).view(np.int32) >> 23
+        exponent -= 126
+        return exponent.astype(np.uint8)
+
+    def level_buffer(self, values: Any, rows: int) -> Any | None:
+        return np.empty((rows, *values.shape[1:]), dtype=values.dtype)
+
+    def copy_into(self, source: Any, out: Any) -> None:
+        np.copyto(out, source)
+
+    def combine_into(self, op: str, left: Any, right: Any, out: Any) -> Any:
+        return (np.add if op == "add" else np.multiply)(left, right, out=out)
+
     def index_block_rows(self, data: Any, indices: Any, plan: GatherPlan) -> int:
         if plan.batch_dims or indices.size < 4 * self.BLOCK or indices.ndim < 1 + plan.vector:
             return 0

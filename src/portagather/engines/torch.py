@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import torch
 
 from .._errors import BadIndex
@@ -363,6 +364,30 @@ class TorchEngine(Engine):
             return rows.index_copy(0, left, merged)
         return rows.index_copy_(0, left, merged)
 
+    def tree_index_engine(self, slots: Any) -> tuple[Engine, Any]:
+        """NumPy's engine for slots on the CPU, outside a trace (the same memory: its sort
+        and bookkeeping cost a fraction of PyTorch's on one thread); else this one."""
+        if slots.is_cpu and not compiling():
+            return _numpy_engine(), slots.numpy()
+        return self, slots
+
+    def tree_indices(self, x: Any) -> Any:
+        return torch.from_numpy(x) if isinstance(x, np.ndarray) else x
+
+    def take_rows(self, x: Any, positions: Any) -> Any:
+        return x.index_select(0, positions)
+
+    def level_buffer(self, values: Any, rows: int) -> Any | None:
+        if values.requires_grad or compiling():  # autograd records no out= writes
+            return None
+        return values.new_empty((rows, *values.shape[1:]))
+
+    def copy_into(self, source: Any, out: Any) -> None:
+        out.copy_(source)
+
+    def combine_into(self, op: str, left: Any, right: Any, out: Any) -> Any:
+        return (torch.add if op == "add" else torch.mul)(left, right, out=out)
+
     def select_function(self, dtype: Any) -> Any:
         twin = SIGNED_TWIN.get(dtype)
         if twin is None:
@@ -557,3 +582,13 @@ def _torch_gathers_along(index: Any, data: Any, plan: GatherPlan) -> bool:
         n <= size for d, (n, size) in enumerate(zip(shape, data.shape, strict=True))
         if d != plan.axis
     )  # fmt: skip
+
+
+@functools.cache
+def _numpy_engine() -> Engine:
+    """NumPy's engine, for the deterministic tree's integer work on CPU tensors."""
+    import array_api_compat.numpy as anp
+
+    from .numpy import NumPyEngine
+
+    return NumPyEngine(anp)

@@ -8,7 +8,7 @@ pipeline, which calls it through ``Engine.tree_partials`` (``_deterministic``)."
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+import math
 from typing import Any
 
 from .._arrays import argsort_positions, device_for_new, dtype_name, searchsorted_positions
@@ -52,6 +52,8 @@ def tree_partials(
     `in_order`: the caller promised sorted slots (``indices_are_sorted``), so no sort (with
     unsorted ones the result is unspecified: the rows out of order are not merged right)."""
     n = values.shape[0]
+    if engine.merge_rows is not None and engine.index_access(slots) == "now":
+        return _eager_partials(xp, engine, values, slots, segments, op, in_order)
     wide = engine.wide_index_dtype(slots)
     device = device_for_new(slots)
     levels = (n - 1).bit_length()
@@ -75,10 +77,7 @@ def tree_partials(
     pad = padding(xp, op, values.dtype)
     # Sorted, a segment's merges touch nearby rows; and the merges write a new array.
     rows = engine.copy(values) if in_order else xp.take(values, order, axis=0)
-    merge = engine.merge_rows
-    if merge is not None and engine.index_access(slots) == "now" and keyed:
-        merged = _merge_by_level(xp, merge, rows, order, seg, levels, op)
-    elif engine.compiles_eager_calls and engine.index_access(slots) == "now":
+    if engine.compiles_eager_calls and engine.index_access(slots) == "now":
         merged = engine.compiled(_fixed_steps, (xp, engine, levels, op), rows, order, seg)
     else:
         merged = _merge_fixed(xp, engine, rows, order, seg, levels, op)
@@ -132,35 +131,330 @@ def bit_length_by_shifts(xp: Any, x: Any) -> Any:
     return length + xp.astype(x > 0, x.dtype)
 
 
-def _merge_by_level(
-    xp: Any, merge: Callable[[Any, Any, Any, str], Any], rows: Any, order: Any, seg: Any,
-    levels: int, op: str,
+def _eager_partials(
+    xp: Any, engine: Any, values: Any, slots: Any, segments: int, op: str, in_order: bool
+) -> tuple[Any, Any]:  # fmt: skip
+    """:func:`tree_partials` where the engine runs each step as it comes and merges rows in
+    place (``Engine.merge_rows``): the integer work in the namespace of
+    ``Engine.tree_index_engine``. Sorted slots (promised, or found sorted by one comparison
+    of neighbours) take :func:`_contiguous_tree`, which moves no row; others are sorted by
+    segment, then position, and merged by :func:`_linked_merges`."""
+    n = values.shape[0]
+    index_engine, slots = engine.tree_index_engine(slots)
+    ixp = index_engine.xp
+    wide = index_engine.wide_index_dtype(slots)
+    levels = (n - 1).bit_length()
+    in_order = in_order or _found_sorted(ixp, slots)
+    if in_order:
+        seg, order = slots, None
+    elif _keys_fit(ixp, wide, segments, levels):  # one sort of distinct keys: no stable sort
+        keys = index_engine.sorted_keys(slots, levels, wide)
+        order = ixp.bitwise_and(keys, (1 << levels) - 1)
+        seg = ixp.bitwise_right_shift(keys, levels)
+    else:
+        order = ixp.astype(argsort_positions(ixp, slots), wide, copy=False)
+        seg = ixp.take(slots, order)
+    count = _sorted_counts(ixp, index_engine, seg, segments, wide)
+    first = ixp.cumulative_sum(count) - count
+    start = ixp.minimum(first, n - 1)
+    if order is None:
+        found = _contiguous_tree(xp, engine, ixp, values, seg, start, count, op)
+    else:
+        rows = engine.take_rows(values, engine.tree_indices(order))
+        rows = _linked_merges(ixp, index_engine, engine, rows, order, seg, levels, op)
+        found = engine.take_rows(rows, engine.tree_indices(start))
+    pad = xp.asarray(padding(xp, op, values.dtype), dtype=values.dtype,
+                     device=device_for_new(values))  # fmt: skip
+    empty = engine.tree_indices(ixp.reshape(count == 0, (segments, 1)))
+    return xp.where(empty, pad, found), engine.tree_indices(count)
+
+
+def _found_sorted(ixp: Any, slots: Any) -> bool:
+    """Whether the 1-d `slots` are sorted (a look at the first few first: most unsorted ids
+    are unsorted there)."""
+    head = slots[:_LOOK]
+    if not bool(ixp.all(head[:-1] <= head[1:])):
+        return False
+    return slots.shape[0] <= _LOOK or bool(ixp.all(slots[:-1] <= slots[1:]))
+
+
+#: The slots :func:`_found_sorted` looks at first.
+_LOOK = 256
+
+
+def _sorted_counts(ixp: Any, index_engine: Any, seg: Any, segments: int, wide: Any) -> Any:
+    """The rows of each of the `segments` segments in the sorted `seg` (whose values lie in
+    ``[0, segments]``): the backend's ``bincount`` where it has one, else by ``searchsorted``."""
+    counted = None
+    if index_engine.counts:
+        counted = index_engine.counted(seg, segments + 1, segments + 1, None)
+    if counted is not None:
+        return ixp.astype(counted[:segments], wide, copy=False)
+    targets = ixp.arange(segments, dtype=seg.dtype, device=device_for_new(seg))
+    first = searchsorted_positions(ixp, seg, targets, "left")
+    stop = searchsorted_positions(ixp, seg, targets, "right")
+    return ixp.astype(stop - first, wide, copy=False)
+
+
+#: The bytes of rows that :func:`_contiguous_tree` takes at a time: its temporaries stay in
+#: cache and come from the allocator's free memory instead of fresh pages.
+CHUNK_BYTES = 2**22
+
+
+def _contiguous_tree(
+    xp: Any, engine: Any, ixp: Any, values: Any, seg: Any, start: Any, count: Any, op: str
 ) -> Any:  # fmt: skip
-    """The tree's merges, level by level, on `rows` (a new array, in sorted order: by segment,
-    then position `order`; written in place by `merge`, ``Engine.merge_rows``). Two rows
-    ``j`` and ``j + 1`` of one segment are the first rows of the two halves of a block of
-    ``2**l`` positions, ``l = bit_length(p_j ^ p_{j+1})``; at level ``l`` the first row of the
-    block (found among the keys ``segment * 2**levels + position``) takes ``left op right``,
-    both holding their halves' values. Each level's merges touch distinct rows."""
-    if levels == 0:
+    """Each segment's value (``(segments, F)``; any value for an empty one) where its rows
+    are contiguous and in position order (`seg` sorted: ``ixp``'s, as are `start`, each
+    segment's first row, and `count`): the tree over positions by dense passes over aligned
+    blocks (:func:`_block_levels`), first within each chunk of ``2**k`` rows, then over the
+    chunks' blocks. A segment of rows ``s .. e`` lies whole in one block first at level
+    ``L = bit_length(s ^ e)``, where it crosses that block's middle: its value is that
+    block's merge (its one row where ``L = 0``). No row moves."""
+    n = values.shape[0]
+    pad = xp.asarray(padding(xp, op, values.dtype), dtype=values.dtype,
+                     device=device_for_new(values))  # fmt: skip
+    width = math.prod(values.shape[1:])
+    row_bytes = width * values.dtype.itemsize if hasattr(values.dtype, "itemsize") else 4 * width
+    k = max(1, min((n - 1).bit_length(), (CHUNK_BYTES // max(row_bytes, 1)).bit_length() - 1))
+    size = 1 << k
+    stop = ixp.maximum(start + count - 1, start)
+    level = bit_length(ixp, ixp.bitwise_xor(start, stop))
+    flat = values if width != 1 else xp.reshape(values, (n,))
+    found = engine.take_rows(flat, engine.tree_indices(start))
+    chunks = (n + size - 1) // size
+    edges = ixp.arange(0, (chunks + 1) * size, size, dtype=start.dtype)
+    bounds = [int(b) for b in searchsorted_positions(ixp, start, edges, "left")]
+    indexed = row_bytes >= INDEXED_ROW_BYTES and engine.level_buffer(values, 0) is not None
+    pieces, heads, tails, singles, firsts, lasts = [], [], [], [], [], []
+    for c in range(chunks):
+        low = c * size
+        if indexed:
+            part = _indexed_levels(engine, ixp, flat[low : low + size],
+                                   seg[low : low + size], op, start.dtype)  # fmt: skip
+        else:
+            part = _block_levels(xp, engine, ixp, flat[low : low + size], None,
+                                 seg[low : low + size], op, pad)  # fmt: skip
+        heads.append(part.head)
+        tails.append(part.tail)
+        singles.append(part.single)
+        firsts.append(part.firsts)
+        lasts.append(part.lasts)
+        here = slice(bounds[c], bounds[c + 1])
+        if bounds[c + 1] > bounds[c]:
+            pieces.append(_finished(xp, engine, ixp, part, found[here], start[here] - low,
+                                    level[here], 0))  # fmt: skip
+    found = xp.concat(pieces) if len(pieces) > 1 else pieces[0]
+    if chunks > 1:
+        part = _block_levels(xp, engine, ixp, xp.concat(heads), xp.concat(tails),
+                             ixp.concat(firsts), op, pad, ixp.concat(singles),
+                             ixp.concat(lasts))  # fmt: skip
+        found = _finished(xp, engine, ixp, part, found, start, level, k)
+    return found if width != 1 else xp.reshape(found, (found.shape[0], 1))
+
+
+#: Rows of at least this many bytes take :func:`_indexed_levels` (where the engine writes
+#: merges in place): a gather of a wide row costs less than the selections of its values.
+INDEXED_ROW_BYTES = 16
+
+
+class _Levels:
+    """What :func:`_block_levels` and :func:`_indexed_levels` leave: each level's merges in
+    one array (`merged`; level ``l``'s merge of block ``b`` at row ``offsets[l - 1] + b``, or
+    at the row that `rows` holds there), and the one block left at the top: its `head` and
+    `tail` values (1 row each), whether it holds one segment (`single`) and its first and
+    last segments (`firsts`, `lasts`, 1 element each)."""
+
+    def __init__(self, merged: Any, offsets: list[int], head: Any, tail: Any, single: Any,
+                 firsts: Any, lasts: Any, rows: Any = None) -> None:  # fmt: skip
+        self.merged, self.offsets, self.rows = merged, offsets, rows
+        self.head, self.tail, self.single = head, tail, single
+        self.firsts, self.lasts = firsts, lasts
+
+
+def _indexed_levels(
+    engine: Any, ixp: Any, values: Any, seg: Any, op: str, wide: Any
+) -> _Levels:  # fmt: skip
+    """:func:`_block_levels` from rows (`values`, in segments `seg`) where the heads and tails
+    are row numbers into one array (`store`: the rows, then the merges), so that the values
+    are touched by the merges alone: level 1 merges every pair of rows at once (those of two
+    segments unused), each later level gathers the pairs that merge; row numbers in `wide`."""
+    n = values.shape[0]
+    store = engine.level_buffer(values, 2 * n - 1)
+    engine.copy_into(values, store[:n])
+    m = n // 2
+    if m:
+        engine.combine_into(op, values[0 : 2 * m : 2], values[1 : 2 * m : 2], store[n : n + m])
+    pair = ixp.arange(m, dtype=wide, device=device_for_new(seg))
+    same = seg[0 : 2 * m : 2] == seg[1 : 2 * m : 2]
+    merged_at = pair + n
+    head = ixp.where(same, merged_at, 2 * pair)
+    tail = ixp.where(same, merged_at, 2 * pair + 1)
+    single, firsts, lasts = same, seg[0 : 2 * m : 2], seg[1 : 2 * m : 2]
+    rows, offsets, filled = [merged_at], [0, m], n + m
+    if n % 2:
+        last_row = ixp.asarray([n - 1], dtype=wide)
+        head, tail = ixp.concat([head, last_row]), ixp.concat([tail, last_row])
+        single = ixp.concat([single, ixp.ones((1,), dtype=ixp.bool)])
+        firsts, lasts = ixp.concat([firsts, seg[-1:]]), ixp.concat([lasts, seg[-1:]])
+    if n == 1:
+        head = tail = ixp.asarray([0], dtype=wide)
+        single, firsts, lasts = ixp.ones((1,), dtype=ixp.bool), seg, seg
+    blocks = head.shape[0]
+    while blocks > 1:
+        m = blocks // 2
+        same = lasts[0 : 2 * m : 2] == firsts[1 : 2 * m : 2]
+        chosen = ixp.nonzero(same)[0]
+        count = chosen.shape[0]
+        if count:
+            left = engine.take_rows(
+                store, engine.tree_indices(ixp.take(tail[0 : 2 * m : 2], chosen))
+            )
+            right = engine.take_rows(
+                store, engine.tree_indices(ixp.take(head[1 : 2 * m : 2], chosen))
+            )
+            engine.combine_into(op, left, right, store[filled : filled + count])
+        merged_at = ixp.cumulative_sum(ixp.astype(same, wide)) + (filled - 1)
+        single_left, single_right = single[0 : 2 * m : 2], single[1 : 2 * m : 2]
+        goes_on = single_right & same
+        new_head = ixp.where(single_left & same, merged_at, head[0 : 2 * m : 2])
+        new_tail = ixp.where(goes_on, merged_at, tail[1 : 2 * m : 2])
+        new_single = single_left & goes_on
+        new_firsts, new_lasts = firsts[0 : 2 * m : 2], lasts[1 : 2 * m : 2]
+        if blocks % 2:  # the last block has no partner at this level: it stays as it is
+            new_head, new_tail = (
+                ixp.concat([new_head, head[-1:]]),
+                ixp.concat([new_tail, tail[-1:]]),
+            )
+            new_single = ixp.concat([new_single, single[-1:]])
+            new_firsts = ixp.concat([new_firsts, firsts[-1:]])
+            new_lasts = ixp.concat([new_lasts, lasts[-1:]])
+        head, tail, single, firsts, lasts = new_head, new_tail, new_single, new_firsts, new_lasts
+        rows.append(merged_at)
+        offsets.append(offsets[-1] + m)
+        filled += count
+        blocks = head.shape[0]
+    top_head = engine.take_rows(store, engine.tree_indices(head))
+    top_tail = engine.take_rows(store, engine.tree_indices(tail))
+    return _Levels(store, offsets, top_head, top_tail, single, firsts, lasts, ixp.concat(rows))
+
+
+def _block_levels(
+    xp: Any, engine: Any, ixp: Any, head: Any, tail: Any, firsts: Any, op: str, pad: Any,
+    single: Any = None, lasts: Any = None,
+) -> _Levels:  # fmt: skip
+    """The levels of the tree over aligned blocks, from blocks (level 0 here) whose `head`
+    and `tail` hold the values of their first and last segments' rows in them (one value
+    where the block holds one segment, `single`; each row its own block where `tail` and
+    `single` are None), `firsts` and `lasts` their first and last segments, up to one block.
+    At each level blocks ``2b`` and ``2b + 1`` make block ``b``: where the left block's last
+    segment goes on into the right one, ``merged = tail(2b) op head(2b + 1)`` (else
+    ``tail(2b)`` with the padding); it is the new head where the left block is single, the
+    new tail where the right one is and the segment goes on."""
+    if tail is None:
+        tail = head
+    if lasts is None:
+        lasts = firsts
+    blocks = head.shape[0]
+    buffer = engine.level_buffer(head, max(blocks - 1, 1))
+    levels: list[Any] = []
+    offsets = [0]
+    while blocks > 1:
+        m = blocks // 2
+        same = lasts[0 : 2 * m : 2] == firsts[1 : 2 * m : 2]
+        joins = _row_mask(xp, engine, same, head)
+        right = xp.where(joins, head[1 : 2 * m : 2], pad)
+        left = tail[0 : 2 * m : 2]
+        if buffer is None:
+            merged = combine(op, left, right)
+            levels.append(merged)
+        else:
+            merged = engine.combine_into(op, left, right, buffer[offsets[-1] : offsets[-1] + m])
+        offsets.append(offsets[-1] + m)
+        if single is None:
+            new_head = merged
+            new_tail = xp.where(joins, merged, tail[1 : 2 * m : 2])
+            new_single = same
+        else:
+            single_left, single_right = single[0 : 2 * m : 2], single[1 : 2 * m : 2]
+            new_head = xp.where(_row_mask(xp, engine, single_left, head), merged,
+                                head[0 : 2 * m : 2])  # fmt: skip
+            goes_on = single_right & same
+            new_tail = xp.where(_row_mask(xp, engine, goes_on, head), merged,
+                                tail[1 : 2 * m : 2])  # fmt: skip
+            new_single = single_left & goes_on
+        new_firsts, new_lasts = firsts[0 : 2 * m : 2], lasts[1 : 2 * m : 2]
+        if blocks % 2:  # the last block has no partner at this level: it stays as it is
+            new_head = xp.concat([new_head, head[-1:]])
+            new_tail = xp.concat([new_tail, tail[-1:]])
+            last = ixp.ones((1,), dtype=ixp.bool) if single is None else single[-1:]
+            new_single = ixp.concat([new_single, last])
+            new_firsts = ixp.concat([new_firsts, firsts[-1:]])
+            new_lasts = ixp.concat([new_lasts, lasts[-1:]])
+        head, tail, single, firsts, lasts = new_head, new_tail, new_single, new_firsts, new_lasts
+        blocks = head.shape[0]
+    if single is None:
+        single = ixp.ones((1,), dtype=ixp.bool)
+    if buffer is None:
+        buffer = xp.concat(levels) if levels else head
+    return _Levels(buffer, offsets, head, tail, single, firsts, lasts)
+
+
+def _row_mask(xp: Any, engine: Any, mask: Any, like: Any) -> Any:
+    """The 1-d `mask` (of the integer work's namespace) over the rows of `like`."""
+    mask = engine.tree_indices(mask)
+    return mask if like.ndim == 1 else xp.reshape(mask, (mask.shape[0], 1))
+
+
+def _finished(
+    xp: Any, engine: Any, ixp: Any, part: _Levels, found: Any, start: Any, level: Any, low: int
+) -> Any:  # fmt: skip
+    """`found` with the values of the segments (first rows `start` counted from the first
+    row of `part`'s level-0 blocks, each of size ``2**low``) that lie whole in one of
+    `part`'s blocks from level ``low + 1``: the merge of level `level` at block ``start >>
+    level``."""
+    top = len(part.offsets) - 1 + low
+    inside = (level > low) & (level <= top)
+    offsets = ixp.asarray(part.offsets, dtype=start.dtype)
+    at = ixp.take(offsets, ixp.clip(level - low - 1, 0, max(top - low - 1, 0)))
+    at = ixp.where(inside, at + ixp.bitwise_right_shift(start, level), 0)
+    if part.rows is not None and part.rows.shape[0]:
+        at = ixp.take(part.rows, at)
+    taken = engine.take_rows(part.merged, engine.tree_indices(at))
+    return xp.where(_row_mask(xp, engine, inside, found), taken, found)
+
+
+def _linked_merges(
+    ixp: Any, index_engine: Any, engine: Any, rows: Any, order: Any, seg: Any, levels: int,
+    op: str,
+) -> Any:  # fmt: skip
+    """The tree's merges on `rows` (a new array, in sorted order: by segment `seg`, then
+    position `order`; written in place by ``Engine.merge_rows``), each segment's value left
+    in its first row. Two rows ``j`` and ``j + 1`` of one segment are the last row of the
+    left half and the first of the right half of a block of level ``bit_length(p_j ^
+    p_{j+1})``. The levels run in increasing order; the rows merged so far form runs, each
+    run's value in its first row, and each run's first and last row name each other
+    (`other`), so the merge at ``j`` finds the left run's first row ``a = other[j]`` and the
+    right run's last row ``b = other[j + 1]``: ``rows[a] = rows[a] op rows[j + 1]``, and ``a``
+    and ``b`` name each other. Each level's merges touch distinct runs."""
+    n = order.shape[0]
+    if n < 2:
         return rows
-    pairs = xp.nonzero(seg[:-1] == seg[1:])[0]
-    if not pairs.shape[0]:
-        return rows
-    here, after = xp.take(order, pairs), xp.take(order, pairs + 1)
-    pair_level = bit_length(xp, xp.bitwise_xor(here, after))
-    keys = xp.bitwise_left_shift(seg, levels) + order  # sorted: by segment, then position
-    block = xp.bitwise_left_shift(xp.bitwise_right_shift(xp.take(keys, pairs), pair_level),
-                                  pair_level)  # fmt: skip
-    left = searchsorted_positions(xp, keys, block, "left")  # (sorted queries: the fastest)
-    by_level = argsort_positions(xp, xp.astype(pair_level, xp.uint8))  # (a radix sort)
-    left, right = xp.take(left, by_level), xp.take(pairs, by_level) + 1
-    pair_level = xp.take(pair_level, by_level)
-    steps = xp.arange(1, levels + 2, dtype=pair_level.dtype, device=device_for_new(order))
-    bounds = [int(b) for b in searchsorted_positions(xp, pair_level, steps, "left")]
+    pair_level = index_engine.byte_bit_length(ixp.bitwise_xor(order[:-1], order[1:]), n)
+    pair_level = ixp.where(seg[:-1] == seg[1:], pair_level, ixp.zeros_like(pair_level))
+    by_level = argsort_positions(ixp, pair_level)  # (stable: a radix sort of bytes)
+    per_level = _sorted_counts(ixp, index_engine, pair_level, levels + 1, order.dtype)
+    bounds = [int(b) for b in ixp.cumulative_sum(per_level)]  # (level 0: no merge)
+    other = ixp.arange(n, dtype=order.dtype, device=device_for_new(order))
     for start, stop in itertools.pairwise(bounds):
         if stop > start:
-            rows = merge(rows, left[start:stop], right[start:stop], op)
+            here = by_level[start:stop]
+            after = here + 1
+            first, last = ixp.take(other, here), ixp.take(other, after)
+            rows = engine.merge_rows(rows, engine.tree_indices(first),
+                                     engine.tree_indices(after), op)  # fmt: skip
+            other[first] = last
+            other[last] = first
     return rows
 
 
