@@ -27,7 +27,8 @@ shapes, as they always have: the ids are a vector, then sorted where their value
 read now (the one value read before the other shapes, so that a call with unsorted ids
 reports them on every backend, whatever else is wrong with its shapes); for them, ids given
 as Python values become an array after the dtypes (clipped into the widest integer of the
-data's device, :func:`as_arrays`' rule), for those two checks to read.
+data's device: :func:`~._values.index_array` under ``"clip"``), for those two checks to
+read.
 
 The values of index arrays are the policy's, afterwards (``_indices``). Python values become
 arrays of the data's namespace only once all five have passed, on the data's device and in
@@ -86,12 +87,11 @@ from ._options import check_deterministic as check_deterministic
 from ._options import check_promises as check_promises
 from ._options import int_argument as int_argument
 from ._options import one_of as one_of
-from ._plan import GatherPlan, plan_segments, symbolic_size
+from ._plan import GatherPlan, Offsets, plan_segments, symbolic_size
 from ._scalars import check_empty_value as check_empty_value
 from ._scalars import check_fill_value, fill_value_kind, fill_value_shape
 from ._scalars import empty_value_kind as empty_value_kind
 from ._scatter import NO_PROMISES, ScatterPromises
-from ._values import _offset_values
 from ._values import check_python_values as check_python_values
 from ._values import is_array as is_array
 from ._values import python_values as python_values
@@ -426,16 +426,16 @@ def segment_call(
     dtype, the shapes, `num_segments`; then `num_segments` read from the ids where not given.
     Ids given as Python values are the gathers' (:class:`_Pair`): integers, and a value that
     no integer dtype of the data's device holds is bad under every policy, dealt with as the
-    policy says (:func:`_fitted_index`: ``"error"`` names it as written); with
+    policy says (:func:`~._values.index_array`: ``"error"`` names it as written); with
     `drop_negative` a negative one is dropped, as every negative id then is.
 
     With `sorted_vector` (TensorFlow's sorted ``segment_*``, whose messages name `function`)
     the ids given as Python values become an array after the dtype checks, as
-    :func:`as_arrays` makes them (a value past the widest integer clipped into it, where it
-    stays out of range), and the shapes start with two checks of their own
-    (:func:`check_sorted_vector`): the ids are a vector, then sorted where their values can
-    be read now. With `floating` integer data is refused among the dtypes
-    (:func:`check_segment_dtype`).
+    :func:`~._values.index_array` makes them under ``"clip"`` (a value past the widest
+    integer clipped into it, where it stays out of range), and the shapes start with two
+    checks of their own (:func:`check_sorted_vector`): the ids are a vector, then sorted
+    where their values can be read now. With `floating` integer data is refused among the
+    dtypes (:func:`check_segment_dtype`).
     """
     key = kept = None
     if num_segments is not None and _by_value(num_segments):  # else checked on every call
@@ -465,7 +465,7 @@ def segment_call(
     engine = engine_for(xp)
     if sorted_vector:
         if as_values:  # (no error: values clipped into the dtype, on the data's device)
-            pair.indices, as_values = _values_array(xp, engine, pair.indices, data), False
+            pair.indices, as_values = pair.index_array(data, engine, None, "clip"), False
         check_sorted_vector(xp, engine, pair.indices, function)
     shape, id_shape = static_shape(data, data_name), static_shape(pair.indices, ids_name)
     if shape[: len(id_shape)] != id_shape:
@@ -638,7 +638,9 @@ def csr_call(
         raise ValueError(msg)
     engine = engine_for(xp)
     if pair.from_values[1]:
-        offsets = _offset_values(xp, engine, pair.indices, data, shape, axis, policy)
+        offsets = pair.index_array(
+            data, engine, Offsets("offsets", False, "data", shape, axis), policy
+        )
     else:
         offsets = pair.indices
     route = CsrRoute(xp, engine, reduce, policy, shape, axis, offset_shape, {}, tree)

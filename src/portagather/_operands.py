@@ -10,10 +10,10 @@ from typing import Any
 import array_api_compat as aac
 import numpy as np
 
-from ._arrays import device_for_new, dtype_name, numpy_dtype, unknown_sizes
+from ._arrays import device_for_new, dtype_name, unknown_sizes
 from ._dtypes import casts_safely, check_index_dtype
-from ._plan import GatherPlan, symbolic_size
-from ._values import _fitted_index, check_exact_values, is_array, python_values, shown
+from ._plan import GatherPlan, Offsets, symbolic_size
+from ._values import check_exact_values, index_array, is_array, python_values, shown
 from .engines import Engine
 
 # -- the data and the index -----------------------------------------------------------------
@@ -119,21 +119,15 @@ class _Pair:
             self.from_values = (False, self.from_values[1])
         return self.data
 
-    def index_array(self, data: Any, engine: Engine, plan: GatherPlan, policy: str) -> Any:
-        """The index as an array of the namespace beside `data` (Python values: in the widest
-        signed integer dtype of data's device, each value it cannot hold dealt with by the
-        policy first: :func:`_fitted_index`)."""
+    def index_array(
+        self, data: Any, engine: Engine, plan: GatherPlan | Offsets | None, policy: str
+    ) -> Any:  # fmt: skip
+        """The index as an array of the namespace beside `data`: Python values by the one
+        rule of :func:`~._values.index_array` (`plan` and `policy` deciding the values that
+        the widest integer of data's device cannot hold)."""
         if not self.from_values[1]:
             return self.indices
-        values = self.indices
-        xp = self.xp
-        held = numpy_dtype(engine.wide_index_dtype(data))
-        device = device_for_new(data)
-        if values.size and values.dtype != held:
-            info = np.iinfo(held)
-            if int(values.min()) < int(info.min) or int(values.max()) > int(info.max):
-                values = _fitted_index(xp, engine, values, held, device, plan, policy)
-        return xp.asarray(values.astype(held, copy=False), device=device)
+        return index_array(self.xp, engine, self.indices, data, policy, plan)
 
 
 # -- a scatter's updates --------------------------------------------------------------------

@@ -125,75 +125,91 @@ def _exact(nested: Any, array: Any) -> Any:
 # -- index values ---------------------------------------------------------------------------
 
 
-def _fitted_index(
-    xp: Any, engine: Any, values: Any, held: Any, device: Any, plan: GatherPlan, policy: str
-) -> Any:
-    """Python index values, some of which dtype `held` (the widest the data's device holds)
-    cannot hold, as values it holds that the policy treats alike.
+def index_array(
+    xp: Any, engine: Engine, values: Any, data: Any, policy: str,
+    plan: GatherPlan | Offsets | None = None,
+) -> Any:  # fmt: skip
+    """Index values given as Python values (a NumPy array of checked integers; an object
+    array of the Python ints past int64) as an array of `xp` beside `data`, in the widest
+    signed integer dtype of data's device: the one converter of every argument that holds
+    index values (an index, segment ids, ``segment_csr``'s offsets, a front end's index).
 
-    Such a value is out of range for every array of that device (no axis is longer than its
-    widest integer), so it is bad under every policy: ``"error"`` raises the IndexError of
-    the first bad index now, naming the value as written (it is known, even under a trace);
-    ``"wrap"`` takes its true remainder; ``"clip"`` puts it past the end (or, if negative,
-    before the start), where the clamp takes it to the same edge; ``"ignore"`` and
-    ``"unchecked"`` put it past the end. An index that reads nothing, or addresses an empty
-    axis (which the pipeline reports), is put past the end too.
+    A value that dtype cannot hold is out of range for every array of that device (no axis
+    is longer than its widest integer), so it is bad under every policy, and the policy
+    decides what it becomes, by one rule:
+
+    - ``"error"`` raises the IndexError of the first bad value of `plan` now, naming the
+      value as written (it is known, even under a trace or on Dask); TensorFlow's default is
+      ``"error"`` where the device's values are checked, ``"ignore"`` elsewhere;
+    - ``"wrap"`` takes its true remainder by the axis's length;
+    - ``"clip"`` clips it into the dtype: to the edge on its side, where the clamp takes it
+      to the same edge of the axis;
+    - ``"ignore"`` and ``"unchecked"`` put it past the end (the dtype's largest value),
+      where ``"ignore"`` drops it; so do ``"error"`` and ``"wrap"`` where `plan` reads
+      nothing or addresses an empty axis (the pipeline answers those without a value).
+
+    `plan` is the call's :class:`~._plan.GatherPlan`, or the :class:`~._plan.Offsets` report
+    of CSR offsets (bad: outside ``[0, n]`` or smaller than the one before); None under
+    ``"clip"``, ``"ignore"`` and ``"unchecked"``, which read no plan. A front end that applies
+    its own index rule next passes ``"clip"``: each value clipped into the dtype keeps its
+    sign and stays out of range, so that its rule treats it alike on every device.
     """
+    held = numpy_dtype(engine.wide_index_dtype(data))
+    device = device_for_new(data)
+    if values.size and values.dtype != held:
+        info = np.iinfo(held)
+        if int(values.min()) < int(info.min) or int(values.max()) > int(info.max):
+            values = _held(xp, engine, values, held, device, policy, plan)
+    return xp.asarray(values.astype(held, copy=False), device=device)
+
+
+def _held(
+    xp: Any, engine: Engine, values: Any, held: Any, device: Any, policy: str,
+    plan: GatherPlan | Offsets | None,
+) -> Any:  # fmt: skip
+    """The values of :func:`index_array`, some of which dtype `held` cannot hold, by its
+    rule: the IndexError under ``"error"``, else values `held` holds that the policy treats
+    alike."""
     info = np.iinfo(held)
-    low, high = int(info.min), int(info.max)
-    values = np.asarray(values, dtype=object)  # exact Python ints from here on
-    big = np.asarray((values < low) | (values > high), dtype=bool)
+    exact = np.asarray(values, dtype=object)  # exact Python ints from here on
     if policy == "default":  # TensorFlow's: "error" where values are checked, else "ignore"
         probe = xp.asarray(np.zeros((), dtype=held), device=device)
         policy = resolve_default(policy, engine.index_access(probe))
-    readable = not plan.reads_nothing and 0 not in plan.axis_sizes
-    if readable and policy == "error":
-        raise_first_bad(np, _bad(values, plan), values, plan.report)
-    fitted = np.where(big, high, values)
-    if readable and policy == "clip":
-        fitted = np.where(big & np.asarray(values < 0, dtype=bool), low, fitted)
-    elif readable and policy == "wrap":
+    if isinstance(plan, GatherPlan) and (plan.reads_nothing or 0 in plan.axis_sizes):
+        plan = None  # the pipeline's own answer, which reads no value
+    if policy == "error" and plan is not None:
+        report = plan if isinstance(plan, Offsets) else plan.report
+        raise_first_bad(np, _bad(exact, plan), exact, report)
+    low, high = int(info.min), int(info.max)
+    if policy == "clip":
+        return np.clip(exact, low, high).astype(held)
+    big = np.asarray((exact < low) | (exact > high), dtype=bool)
+    fitted = np.where(big, high, exact)
+    if policy == "wrap" and isinstance(plan, GatherPlan):
         sizes = plan.axis_sizes
         if plan.vector:
             for j, n in enumerate(sizes):
-                fitted[..., j] = np.where(big[..., j], values[..., j] % n, fitted[..., j])
+                fitted[..., j] = np.where(big[..., j], exact[..., j] % n, fitted[..., j])
         else:
-            fitted = np.where(big, values % sizes[0], fitted)
+            fitted = np.where(big, exact % sizes[0], fitted)
     return fitted.astype(held)
 
 
-def _bad(values: Any, plan: GatherPlan) -> Any:
-    """Where the index (Python ints, as an object array) is bad: per index vector."""
+def _bad(values: Any, plan: GatherPlan | Offsets) -> Any:
+    """Where the index values (Python ints, as an object array) are bad: per index vector of
+    a gather's plan, or per offset (outside ``[0, n]``, or smaller than the one before)."""
+    if isinstance(plan, Offsets):
+        n = plan.data_shape[plan.axis]
+        bad = np.asarray((values < 0) | (values > n), dtype=bool)
+        if values.shape[-1] > 1:
+            bad[..., 1:] |= np.asarray(values[..., 1:] < values[..., :-1], dtype=bool)
+        return bad
     parts = [values[..., j] for j in range(values.shape[-1])] if plan.vector else [values]
     bad = np.zeros(parts[0].shape, dtype=bool)
     for part, n in zip(parts, plan.axis_sizes, strict=True):
         low = -n if plan.allow_negative else 0
         bad |= np.asarray((part < low) | (part >= n), dtype=bool)
     return bad
-
-
-def _offset_values(
-    xp: Any, engine: Engine, values: Any, data: Any, shape: tuple[int, ...], axis: int,
-    policy: str,
-) -> Any:  # fmt: skip
-    """Offsets given as Python values (a NumPy array; exact ints, objects past int64) as an
-    array of the widest integer of the data's device. A value that dtype does not hold is
-    past every axis of that device, so a bad offset: ``"error"`` raises the IndexError of the
-    first bad offset now, naming it as written; ``"unchecked"`` clips it into the dtype."""
-    held = numpy_dtype(engine.wide_index_dtype(data))
-    info = np.iinfo(held)
-    low, high = int(info.min), int(info.max)
-    if values.size and (int(values.min()) < low or int(values.max()) > high):
-        exact = np.asarray(values, dtype=object)
-        if policy == "error":
-            n = shape[axis]
-            bad = np.asarray((exact < 0) | (exact > n), dtype=bool)
-            if exact.shape[-1] > 1:
-                bad[..., 1:] |= np.asarray(exact[..., 1:] < exact[..., :-1], dtype=bool)
-            report = Offsets("offsets", False, "data", shape, axis)
-            raise_first_bad(np, bad, exact, report)
-        values = np.clip(exact, low, high)
-    return xp.asarray(values.astype(held), device=device_for_new(data))
 
 
 # -- values a dtype holds exactly -----------------------------------------------------------
