@@ -13,6 +13,10 @@ from ._arrays import DTYPE_KINDS, Unread, dtype_name
 from ._values import shown
 
 # -- fill_value -----------------------------------------------------------------------------
+#
+# A gather's fill_value, in three steps that gather_call takes where the call's order puts
+# them: its kind among the kinds, its shape after the plan, its value after the dtypes; each
+# checked once (the default, the int 0, by none of them: it is the dtype's zero).
 
 
 _SCALARS = (bool, int, float, complex, str, np.generic)
@@ -31,7 +35,7 @@ def fill_value_kind(fill_value: object) -> None:
 
 
 def fill_value_shape(fill_value: object) -> None:
-    """A ValueError for an array `fill_value` that is not 0-d (its kind checked first)."""
+    """A ValueError for an array `fill_value` that is not 0-d (its kind checked already)."""
     scalar = isinstance(fill_value, _SCALARS)
     shape = () if scalar else tuple(fill_value.shape)  # type: ignore[attr-defined]
     if shape != ():
@@ -43,38 +47,25 @@ def fill_value_shape(fill_value: object) -> None:
 
 
 def check_fill_value(xp: Any, fill_value: object, dtype: Any) -> Any:
-    """The Python scalar `fill_value` stands for, checked against `dtype` (or an
-    :class:`Unread` for a 0-d array whose value cannot be read now: traced, lazy, symbolic).
+    """The Python scalar `fill_value` (its kind and shape checked already) stands for,
+    checked against `dtype`, or an :class:`Unread` for a 0-d array whose value cannot be
+    read now (traced, lazy, symbolic).
 
-    One rule on every backend: only scalars (Python scalars or 0-d arrays); ``None`` and
-    other non-numbers are a TypeError, and a value that the dtype cannot hold exactly (300
-    into int8, 0.5 or NaN into an integer dtype, 2**24 + 1 or 1e300 into float32, "abc"
-    into a 1-character string dtype) is a ValueError naming the value and the dtype. Floats
-    round to the nearest value of a floating dtype.
+    One rule on every backend: a value that the dtype cannot hold exactly (300 into int8,
+    0.5 or NaN into an integer dtype, 2**24 + 1 or 1e300 into float32, "abc" into a
+    1-character string dtype) is a ValueError naming the value and the dtype. Floats round
+    to the nearest value of a floating dtype.
     """
-    if type(fill_value) is int and fill_value == 0:  # the default: the dtype's zero
-        return 0
-    value = _fill_scalar(fill_value)
-    if value is _UNKNOWN:
-        return Unread(fill_value)
-    return _fitted(xp, value, fill_value, dtype)
-
-
-_UNKNOWN = object()
-
-
-def _fill_scalar(fill_value: object) -> Any:
-    """The Python scalar of `fill_value`, or ``_UNKNOWN`` for a 0-d array without values."""
     if isinstance(fill_value, _SCALARS):
-        return fill_value.item() if isinstance(fill_value, np.generic) else fill_value
-    fill_value_kind(fill_value)
-    fill_value_shape(fill_value)
-    if aac.is_lazy_array(fill_value):  # reading it would compute or fail
-        return _UNKNOWN
-    try:
-        return np.asarray(fill_value).item()
-    except Exception:  # a tracer or a symbolic array: its value is not known here
-        return _UNKNOWN
+        value = fill_value.item() if isinstance(fill_value, np.generic) else fill_value
+    elif aac.is_lazy_array(fill_value):  # reading it would compute or fail
+        return Unread(fill_value)
+    else:
+        try:
+            value = np.asarray(fill_value).item()
+        except Exception:  # a tracer or a symbolic array: its value is not known here
+            return Unread(fill_value)
+    return _fitted(xp, value, fill_value, dtype)
 
 
 # -- empty_value ----------------------------------------------------------------------------
