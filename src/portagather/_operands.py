@@ -238,14 +238,6 @@ def fitted_updates(xp: Any, updates: Any, dtype: Any, shape: tuple[int, ...], mo
     return updates
 
 
-def updates_array(xp: Any, updates: Any, data: Any, name: str, data_name: str) -> Any:
-    """`updates` as an array of data's namespace and dtype, of any shape: the kinds, dtype and
-    value checks of a scatter's updates (for front ends, which check shapes their own way)."""
-    given = Updates(xp, data, data_name, updates, name)
-    given.check_dtype(data.dtype)
-    return given.array(data, given.shape, "exact")
-
-
 # -- shapes ---------------------------------------------------------------------------------
 
 
