@@ -12,6 +12,10 @@ from ._arrays import dtype_kind, dtype_name
 from ._options import SEGMENT_SCATTERS
 
 #: Whether a dtype of a namespace is an integer dtype, per (namespace id, dtype).
+#: Why: every call without a route checks its index's dtype, and ``isdtype`` (through
+#: array_api_compat) costs several lookups (benchmarks/RESULTS.md, "The memo tables of the
+#: checks"). Bound: the dtypes of the namespaces a program uses, a few dozen; a namespace
+#: is a module, alive as long as the program, so its id is never another's.
 _INTEGRAL: dict[tuple[int, Any], bool] = {}
 
 

@@ -20,6 +20,11 @@ from .engines import Engine
 
 
 #: The namespace of each array type seen, for the common call with two arrays of one type.
+#: Why: every call without a route (JAX, Dask, ndonnx; a NumPy or PyTorch call with an
+#: option that keys nothing) finds its namespace, and ``array_namespace`` asks every library
+#: it knows where one lookup answers (benchmarks/RESULTS.md, "The memo tables of the
+#: checks"). Bound: one entry per array type a program passes, a handful; never
+#: array-api-strict's, whose namespace follows its flags.
 _NAMESPACES: dict[type, Any] = {}
 
 
@@ -246,7 +251,12 @@ def fitted_updates(xp: Any, updates: Any, dtype: Any, shape: tuple[int, ...], mo
 #: loop, and the one cache of the gathers' and scatters' plans (the planners keep none; a
 #: segment reduction's plan is kept in its route). Names, not the functions, as
 #: keys: torch.compile traces a dictionary of strings.
+#: Why: a call without a route (JAX, Dask, ndonnx, Python values) plans on every call, and
+#: a plan (its checks, the shape arithmetic, the report) costs many lookups
+#: (benchmarks/RESULTS.md, "The memo tables of the checks"). Bound: :data:`_MAX_PLANS`,
+#: cleared when full, so that a program whose shapes grow without end holds no more.
 _PLANS: dict[tuple[Any, ...], GatherPlan] = {}
+_MAX_PLANS = 512
 
 
 def plan_for(
@@ -267,7 +277,7 @@ def plan_for(
         shapes = static_shape(data, data_name), static_shape(indices, index_name)
         plan = planner(*shapes, *arguments)
         if key and shapes == key[1:3]:  # kept where the shapes were Python ints as given
-            if len(_PLANS) >= 512:
+            if len(_PLANS) >= _MAX_PLANS:
                 _PLANS.clear()
             _PLANS[key] = plan
     return plan
