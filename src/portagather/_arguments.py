@@ -490,7 +490,7 @@ def segment_call(
     else:
         ids = pair.indices
     if count is None:
-        count = _read_num_segments(xp, engine, ids, engine.index_access(ids))
+        count = _read_num_segments(xp, engine, ids, engine.index_access(ids), data)
     dtype = data.dtype
     division, division_dtype = mean_division(xp, engine, data) if reduce == "mean" else ("", None)
     identity = reduction_identity(xp, reduce, dtype)

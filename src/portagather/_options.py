@@ -167,8 +167,10 @@ def _itemsize(dtype: Any) -> int:
         return 8
 
 
-def _read_num_segments(xp: Any, engine: Engine, ids: Any, access: Any) -> int:
-    """`num_segments=None`: max(segment_ids) + 1, read now (0 for no ids)."""
+def _read_num_segments(xp: Any, engine: Engine, ids: Any, access: Any, data: Any) -> int:
+    """`num_segments=None`: max(segment_ids) + 1, read now (0 for no ids), and checked as a
+    given one is (:func:`check_num_segments`), since an array of that many rows beside
+    `data` must exist too."""
     if access != "now":
         msg = (
             "num_segments=None reads max(segment_ids) + 1, which cannot be read when the "
@@ -179,4 +181,7 @@ def _read_num_segments(xp: Any, engine: Engine, ids: Any, access: Any) -> int:
     if not math.prod(ids.shape):
         return 0
     wide = to_wide(xp, ids, engine.wide_index_dtype(ids), None, False)
-    return max(0, engine.value_range(wide)[1] + 1)
+    count = max(0, engine.value_range(wide)[1] + 1)
+    read = "num_segments=None, read as max(segment_ids) + 1,"
+    check_num_segments(count, xp, engine, data, len(ids.shape), read)
+    return count

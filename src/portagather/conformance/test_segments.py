@@ -188,6 +188,26 @@ def test_num_segments_read_from_ids(backend, mode, repro, op):
         call.run(backend, mode=mode)
 
 
+@pytest.mark.cell("segments num_segments=None")
+def test_num_segments_read_from_ids_no_array_holds(backend):
+    """An id array whose largest value is the widest integer's own: max(segment_ids) + 1
+    segments, which no array of the device holds, is refused as a given num_segments is,
+    with portagather's ValueError (where the ids cannot be read now, the one that says to
+    pass num_segments)."""
+    wide = backend.to_numpy(backend.asarray(np.array([0, 1]))).dtype  # int32: JAX without x64
+    top = int(np.iinfo(wide).max)
+    ids = backend.asarray(np.array([0, 1, 1, top], dtype=wide))
+    if backend.lazy:
+        pattern = r"num_segments=None reads max\(segment_ids\) \+ 1"
+    else:
+        pattern = (
+            rf"^num_segments=None, read as max\(segment_ids\) \+ 1, must be in \[0, \d+\] "
+            rf"\(.*\); got {top + 1}$"
+        )
+    with pytest.raises(ValueError, match=pattern):
+        backend.to_numpy(pg.segment_sum(backend.asarray(_M), ids))
+
+
 # (id, call, exception, message pattern): docs/contract.md, "Segment reductions", errors.
 ERRORS = [
     ("bad-id", Call("segment_sum", _M, np.array([0, 4, 1, 0]), {"num_segments": 4}),
