@@ -188,6 +188,26 @@ def test_num_segments_read_from_ids(backend, mode, repro, op):
         call.run(backend, mode=mode)
 
 
+@pytest.mark.cell("segments num_segments=None")
+def test_num_segments_read_from_ids_no_array_holds(backend):
+    """An id array whose largest value is the widest integer's own: max(segment_ids) + 1
+    segments, which no array of the device holds, is refused as a given num_segments is,
+    with portagather's ValueError (where the ids cannot be read now, the one that says to
+    pass num_segments)."""
+    wide = backend.to_numpy(backend.asarray(np.array([0, 1]))).dtype  # int32: JAX without x64
+    top = int(np.iinfo(wide).max)
+    ids = backend.asarray(np.array([0, 1, 1, top], dtype=wide))
+    if backend.lazy:
+        pattern = r"num_segments=None reads max\(segment_ids\) \+ 1"
+    else:
+        pattern = (
+            rf"^num_segments=None, read as max\(segment_ids\) \+ 1, must be in \[0, \d+\] "
+            rf"\(.*\); got {top + 1}$"
+        )
+    with pytest.raises(ValueError, match=pattern):
+        backend.to_numpy(pg.segment_sum(backend.asarray(_M), ids))
+
+
 # (id, call, exception, message pattern): docs/contract.md, "Segment reductions", errors.
 ERRORS = [
     ("bad-id", Call("segment_sum", _M, np.array([0, 4, 1, 0]), {"num_segments": 4}),
@@ -467,6 +487,44 @@ def test_float_id_lists(backend, op, ids):
         with pytest.raises(TypeError) as info:
             getattr(pg, op)(data, ids, 3)
     assert str(info.value) == want
+
+
+# Python ints past every integer dtype (2**64, -2**70), or past the widest one of the data's
+# device (2**40 on JAX without jax_enable_x64), as ids and as offsets: bad under every
+# policy, by the gathers' one rule (docs/contract.md, "Segment reductions"). Expected values
+# by a plain loop over Python's own arithmetic: "clip" takes an id to the edge on its side,
+# "wrap" to its true remainder, "ignore" drops its row.
+_BEYOND_IDS = [1, 2**64, -(2**70), 2**40]
+
+
+@pytest.mark.cell("segments inputs")
+@pytest.mark.parametrize("policy", POLICIES)
+def test_id_lists_past_every_integer_dtype(backend, policy):
+    data = backend.asarray(_M)
+    call = lambda: pg.segment_sum(data, _BEYOND_IDS, 3, bad_indices=policy)  # noqa: E731
+    if policy == "error":  # the first bad id, as written
+        with pytest.raises(IndexError, match=r"^segment_ids\[1\] = 18446744073709551616 is "):
+            backend.to_numpy(call())
+        return
+    out = call()
+    if policy == "unchecked":
+        assert tuple(out.shape) == (3, 2)
+        return
+    want = np.zeros((3, 2), dtype=np.int32)
+    for row, v in enumerate(_BEYOND_IDS):
+        if policy == "ignore" and not 0 <= v < 3:
+            continue
+        want[min(max(v, 0), 2) if policy == "clip" else v % 3] += _M[row]
+    check_result(backend, out, want, data)
+
+
+@pytest.mark.cell("segments bad offsets")
+def test_offset_lists_past_every_integer_dtype(backend):
+    """An offset no integer dtype holds: "error" names it as written, as a gather's index."""
+    with pytest.raises(IndexError, match=r"^offsets\[1\] = 18446744073709551616 is outside"):
+        backend.to_numpy(pg.segment_csr(backend.asarray(_M), [0, 2**64, 4]))
+    with pytest.raises(IndexError, match=r"^offsets\[0\] = -1180591620717411303424 is out"):
+        backend.to_numpy(pg.segment_csr(backend.asarray(_M), [-(2**70), 2, 4]))
 
 
 @pytest.mark.cell("segments edges")
