@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -69,7 +69,14 @@ from ._arrays import (
 )
 from ._errors import raise_first_bad
 from ._indices import normalize_policy, resolve_default, to_wide
-from ._plan import GatherPlan, Offsets, plan_segments, symbolic_size
+from ._plan import (
+    GatherPlan,
+    IndexParts,
+    Offsets,
+    plan_index_parts,
+    plan_segments,
+    symbolic_size,
+)
 from ._scatter import NO_PROMISES, ScatterPromises
 from .engines import KEYED_ENGINES, Engine, engine_for
 
@@ -289,6 +296,100 @@ def scatter_call(
     route = Route(xp, engine, plan, policy, 0, reduction, promised, kernel, as_given)
     keep(key, route)
     return route, data, indices, updates
+
+
+def parts_call(
+    op: Operation, data: Any, parts: Any, updates: Any, reduce: str, deterministic: bool
+) -> tuple[Route, Any, Any, Any]:
+    """``(route, data, indices, updates)`` of a scatter whose index is given as parts
+    (PyTorch's ``index_put``): a tuple of index arrays, one per leading axis of the data,
+    broadcast together (:func:`~._plan.plan_index_parts`), under ``"error"``. `indices` is
+    the index of vectors they make (:func:`stacked_parts`), which `op`'s planner plans, and
+    the rest :func:`scatter_call`'s. The checks of the parts come first, in the one order
+    (their kinds, their shapes, their dtypes and the integer dtype they are cast to), once
+    per call signature with the scatter's."""
+    index_name = op.names[1]
+    if not isinstance(parts, tuple | list) or not parts:
+        msg = f"{index_name} must be a non-empty tuple of index arrays; got {parts!r}"
+        raise TypeError(msg)
+    options = (op, type(reduce), reduce, type(deterministic), deterministic)
+    key, kept = call_key(options, data, *parts, updates)
+    if kept is not None:  # (the route and the parts' plan)
+        route, planned = kept
+        indices = stacked_parts(route.xp, planned, parts)
+        if not route.updates_as_given:  # the same cast or broadcast as the first call's
+            shape = route.plan.out_shape
+            updates = fitted_updates(route.xp, updates, data.dtype, shape, op.updates_fit)
+        return route, data, indices, updates
+    xp, data, parts, planned = _checked_parts(data, parts, op.names[0], index_name)
+    route, data, indices, updates = scatter_call(
+        op, data, stacked_parts(xp, planned, parts), updates, (), reduce, "error", False,
+        False, deterministic,
+    )  # fmt: skip
+    keep(key, (route, planned))
+    return route, data, indices, updates
+
+
+def _checked_parts(
+    data: Any, parts: Any, data_name: str, index_name: str
+) -> tuple[Any, Any, list[Any], IndexParts]:  # fmt: skip
+    """``(xp, data, parts, plan)``: the checks of index parts (:func:`parts_call`), with the
+    data and the parts as arrays of `xp`. A part given as Python values is checked as an
+    index (its kind, then its dtype) and becomes an array of the widest signed integer of
+    the data's device, a value that dtype does not hold clipped into it (where it stays out
+    of range and keeps its sign: :func:`_values_array`)."""
+    pairs = [_Pair(data, part, data_name, index_name) for part in parts]
+    data = pairs[0].data_array()
+    xp = pairs[0].xp
+    arrays = []
+    for pair in pairs:
+        if pair.from_values[1]:  # (its dtype checked as it becomes an array)
+            pair.check_index_dtype()
+            arrays.append(_values_array(xp, engine_for(xp), pair.indices, data))
+        else:
+            arrays.append(pair.indices)
+    shapes = [static_shape(part, index_name) for part in arrays]  # (Dask: known sizes)
+    planned = plan_index_parts(data.ndim, shapes, data_name, index_name)
+    for pair, part in zip(pairs, arrays, strict=True):
+        if not pair.from_values[1]:
+            check_index_dtype(xp, part, index_name)
+    dtypes = list(dict.fromkeys(part.dtype for part in arrays))
+    if len(dtypes) > 1:
+        planned = replace(planned, dtype=_promoted_integer(xp, dtypes, index_name))
+    return xp, data, arrays, planned
+
+
+def _promoted_integer(xp: Any, dtypes: list[Any], index_name: str) -> Any:
+    """The integer dtype that index arrays of `dtypes` promote to and that holds every value
+    of each, or a TypeError where there is none (int64 with uint64: NumPy promotes them to
+    float64, PyTorch to int64)."""
+    try:
+        common = xp.result_type(*dtypes)
+        holds = bool(xp.isdtype(common, "integral")) and all(
+            xp.iinfo(common).min <= xp.iinfo(d).min and xp.iinfo(d).max <= xp.iinfo(common).max
+            for d in dtypes
+        )  # (PyTorch promotes uint64 with int64 to int64)
+    except (TypeError, ValueError, RuntimeError):  # no promotion (array-api-strict)
+        holds = False
+    if not holds:
+        names = ", ".join(dtype_name(d) for d in dtypes)
+        msg = (
+            f"{index_name} must be index arrays whose dtypes promote to an integer dtype; got "
+            f"{names}"
+        )
+        raise TypeError(msg)
+    return common
+
+
+def stacked_parts(xp: Any, planned: IndexParts, parts: Any) -> Any:
+    """The index of vectors that checked index `parts` of the plan `planned` make: cast to
+    its one integer dtype where theirs differ, broadcast together, stacked along a new last
+    axis."""
+    if planned.dtype is not None:
+        parts = [p if p.dtype == planned.dtype else xp.astype(p, planned.dtype) for p in parts]
+    if not planned.same_shape:
+        parts = xp.broadcast_arrays(*parts)
+    return xp.stack(parts, axis=-1)
 
 
 def counting_route(
@@ -1588,16 +1689,6 @@ def check_python_values(values: Any, dtype: Any, name: str, data_name: str) -> N
 
 
 # -- for front ends that work on the arguments before the core ------------------------------
-
-
-def arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple[Any, Any, Any, bool]:
-    """The kinds step alone: ``(xp, data, indices, index_given_as_values)``, the data as an
-    array of `xp` and the index as an array of `xp` or, where given as Python values, as a
-    NumPy array of them (exact ints), for a front end that works on the values before it
-    hands them to the core as Python values again (``tolist()``)."""
-    pair = _Pair(data, indices, data_name, index_name)
-    data = pair.data_array()
-    return pair.xp, data, pair.indices, pair.from_values[1]
 
 
 def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple[Any, Any, Any]:

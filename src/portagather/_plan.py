@@ -308,3 +308,61 @@ class Offsets(BadIndex):
             f"is outside [0, {n}] or smaller than the offset before it (offsets must be "
             f"non-decreasing along their last axis, in [0, data.shape[{self.axis}]] = [0, {n}])"
         )
+
+
+# -- index arrays given as parts: one per leading axis of the data, broadcast together
+
+
+@dataclass(frozen=True)
+class IndexParts:
+    """A tuple of index arrays, one per leading axis of the data, broadcast together
+    (PyTorch's ``index_put``), planned from their shapes: the index of vectors they make,
+    stacked along a new last axis, of shape ``shape + (depth,)``.
+
+    `same_shape` says the parts need no broadcast; `dtype` is the integer dtype they are cast
+    to where their dtypes differ (None where they have one dtype), which the checked call sets
+    among the dtypes (``_arguments.parts_call``)."""
+
+    shape: Shape
+    depth: int
+    same_shape: bool
+    dtype: Any = None
+
+    @property
+    def index_shape(self) -> Shape:
+        """The shape of the index of vectors the parts make."""
+        return (*self.shape, self.depth)
+
+
+def plan_index_parts(
+    ndim: int, part_shapes: list[Shape], data_name: str, index_name: str
+) -> IndexParts:  # fmt: skip
+    """The plan of `part_shapes` (static), index arrays of the leading axes of data of rank
+    `ndim`: at most `ndim` of them, whose shapes broadcast together (a ValueError naming
+    `index_name` otherwise)."""
+    depth = len(part_shapes)
+    if depth > ndim:
+        msg = f"{index_name} must index at most {data_name}.ndim = {ndim} axes; got {depth}"
+        raise ValueError(msg)
+    first = part_shapes[0]
+    same_shape = all(s == first for s in part_shapes)  # the common call: nothing to broadcast
+    broadcast = first
+    if not same_shape:
+        try:
+            broadcast = _broadcast_shapes(part_shapes)
+        except ValueError:
+            msg = f"{index_name} must be arrays that broadcast together; got shapes {part_shapes}"
+            raise ValueError(msg) from None
+    return IndexParts(broadcast, depth, same_shape)
+
+
+def _broadcast_shapes(shapes: list[Shape]) -> Shape:
+    """The shape `shapes` broadcast to (the array API's rule), or a ValueError."""
+    rank = max(len(s) for s in shapes)
+    out = []
+    for k in range(rank):
+        sizes = {s[len(s) - rank + k] for s in shapes if len(s) - rank + k >= 0} - {1}
+        if len(sizes) > 1:
+            raise ValueError(shapes)
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from itertools import accumulate
 from typing import Any, ClassVar
 
 import array_api_compat as aac
@@ -58,29 +59,35 @@ from .._arguments import (
     SEGMENT_REDUCTIONS,
     Operation,
     Route,
-    arrays,
     as_arrays,
     call_key,
     check_index_dtype,
     check_python_values,
     check_segment_dtype,
     counting_route,
-    fitted_updates,
     gather_call,
     int_argument,
     is_array,
     keep,
     one_of,
+    parts_call,
+    python_values,
     scatter_call,
-    static_shape,
 )
-from .._arrays import dtype_kind, dtype_name, per_segment, reduction_identity
+from .._arrays import device_for_new, dtype_kind, dtype_name, per_segment, reduction_identity
 from .._errors import BadIndex
 from .._plan import GatherPlan, plan_gather, plan_gather_d
 from .._segment_csr import segment_csr as pg_segment_csr
 from .._types import Reduction
 from ..engines import engine_for
-from ._common import as_int, plan_gather_nd_from_end, renamed, torch_deterministic, ways_out
+from ._common import (
+    as_int,
+    namespace_of,
+    plan_gather_nd_from_end,
+    renamed,
+    torch_deterministic,
+    ways_out,
+)
 
 __all__ = [
     "gather",
@@ -151,18 +158,30 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
     """
     if dim is None:  # PyTorch gathers from the flattened input, rejecting negatives
         with renamed(_NAMES):
-            xp, input, indices, as_values = arrays(input, indices, "x", "indices")
-        # (Laid out first: Dask's reshape fails on zero-size chunks.)
-        laid_out = engine_for(xp).laid_out
-        if as_values:
-            flat = np.reshape(indices, (-1,)).tolist()
-        else:
-            flat = xp.reshape(laid_out(indices), (-1,))
-        flat_input = xp.reshape(laid_out(input), (-1,))
+            # (Python values as data stay NumPy's, in their dtype, unless the index is an
+            # array of another namespace, whose arrays they then become, as the core makes
+            # them from a list.)
+            listed = is_array(indices) and not isinstance(indices, np.ndarray)
+            flat_input = _flat(input, "x", text=True, listed=listed)
+            flat = _flat(indices, "indices")
         return _gather(_GATHER_FLAT, flat_input, 0, flat, "take_along_dim")
     front = "portagather.compat.torch.take_along_dim"
     with renamed(_NAMES, ways_out(front, "take_along_axis")):
         return _api.take_along_axis(input, indices, axis=dim)
+
+
+def _flat(x: Any, name: str, text: bool = False, listed: bool = True) -> Any:
+    """`x` flattened for ``take_along_dim(dim=None)``: an array as a vector of its namespace
+    (laid out first: Dask's reshape fails on zero-size chunks), Python values (their kind
+    checked, as the core checks it) as a flat list (else, not `listed`, a flat NumPy array),
+    which the core's checked call takes."""
+    if is_array(x):
+        if x.ndim == 1:
+            return x
+        xp = namespace_of(x)
+        return xp.reshape(engine_for(xp).laid_out(x), (-1,))
+    values = python_values(x, name, text=text).reshape(-1)
+    return values.tolist() if listed else values
 
 
 def _renamed(name: str, src_name: str = "src") -> renamed:
@@ -550,87 +569,15 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
     array([[0, 0],
            [7, 7]])
     """
-    if not isinstance(indices, tuple | list) or not indices:
-        msg = f"indices must be a non-empty tuple of index arrays; got {indices!r}"
-        raise TypeError(msg)
     reduce = "add" if accumulate else "update"
     ordered = accumulate and torch_deterministic()
-    key, kept = call_key((_INDEX_PUT, reduce), input, *indices, values)
-    if kept is None:  # the checks of the tuple, once per key
-        input, parts, (xp, common, one_shape) = _index_tuple(input, indices)
-        route = None
-    else:
-        parts, (xp, common, one_shape, route) = list(indices), kept
-    # One index array of vectors, of the tuple's arrays broadcast together: scatter_nd's, in
-    # their one dtype (the core reads it, an unsigned one too) or the integer dtype they
-    # promote to, which holds every value of each.
-    if common is not None:
-        parts = [i if i.dtype == common else xp.astype(i, common) for i in parts]
-    if not one_shape:
-        parts = xp.broadcast_arrays(*parts)
-    vectors = xp.stack(parts, axis=-1)
-    with renamed(
-        {"updates": "values"}, ways_out("portagather.compat.torch.index_put", "scatter_nd")
-    ):
-        if route is None:  # the core's checked call, kept with the tuple's checks
-            route, input, vectors, values = scatter_call(
-                _INDEX_PUT, input, vectors, values, (), reduce, "error", False, False, ordered
-            )
-            keep(key, (xp, common, one_shape, route))
-        elif not route.updates_as_given:  # the cast or broadcast of the first call
-            shape, fit = route.plan.out_shape, _INDEX_PUT.updates_fit
-            values = fitted_updates(route.xp, values, input.dtype, shape, fit)
+    with renamed(_PUT_NAMES, ways_out("portagather.compat.torch.index_put", "scatter_nd")):
+        route, input, vectors, values = parts_call(_INDEX_PUT, input, indices, values, reduce,
+                                                   ordered)  # fmt: skip
         return _api.scatter_route(route, input, vectors, values, ordered)
 
 
-def _index_tuple(input: Any, indices: Any) -> tuple[Any, list[Any], tuple[Any, Any, bool]]:
-    """``(input, parts, (xp, common, one_shape))``: ``index_put``'s checks of its tuple of
-    index arrays, in the core's order (each array's kind, then how many there are and
-    whether they broadcast, then their dtypes): `input` and the index arrays as arrays of
-    `xp`; the integer dtype they are cast to where they have several (else None); whether
-    they have one shape (nothing to broadcast)."""
-    with renamed(_NAMES):
-        converted = [as_arrays(input, i, "input", "indices")[1:] for i in indices]
-    input = converted[0][0]
-    xp = aac.array_namespace(input)
-    depth = len(converted)
-    if depth > input.ndim:
-        msg = f"indices must index at most input.ndim = {input.ndim} axes; got {depth}"
-        raise ValueError(msg)
-    shapes = [static_shape(i, "indices") for _, i in converted]  # (Dask: known sizes)
-    one_shape = len(set(shapes)) == 1  # the common call: nothing to broadcast
-    if not one_shape:
-        try:
-            np.broadcast_shapes(*shapes)
-        except ValueError:
-            msg = f"indices must be arrays that broadcast together; got shapes {shapes}"
-            raise ValueError(msg) from None
-    for (_, i), given in zip(converted, indices, strict=True):
-        if i is given:  # (an index given as values was checked as it became an array)
-            check_index_dtype(xp, i, "indices")
-    parts = [i for _, i in converted]
-    dtypes = list(dict.fromkeys(i.dtype for i in parts))
-    common = _promoted_integer(xp, dtypes) if len(dtypes) > 1 else None
-    return input, parts, (xp, common, one_shape)
-
-
-def _promoted_integer(xp: Any, dtypes: list[Any]) -> Any:
-    """The integer dtype that index arrays of `dtypes` promote to and that holds every value
-    of each, or a TypeError where there is none (int64 with uint64: NumPy promotes them to
-    float64, PyTorch to int64)."""
-    try:
-        common = xp.result_type(*dtypes)
-        holds = bool(xp.isdtype(common, "integral")) and all(
-            xp.iinfo(common).min <= xp.iinfo(d).min and xp.iinfo(d).max <= xp.iinfo(common).max
-            for d in dtypes
-        )  # (PyTorch promotes uint64 with int64 to int64)
-    except (TypeError, ValueError, RuntimeError):  # no promotion (array-api-strict)
-        holds = False
-    if not holds:
-        names = ", ".join(dtype_name(d) for d in dtypes)
-        msg = f"indices must be index arrays whose dtypes promote to an integer dtype; got {names}"
-        raise TypeError(msg)
-    return common
+_PUT_NAMES = {"updates": "values"}
 
 
 def segment_reduce(
@@ -689,15 +636,20 @@ def segment_reduce(
     pending = None
     checked = unsafe  # the offsets need no check (a promise, or lengths checked now)
     if offsets is None:
-        if not unsafe:
-            lengths_checked = _check_lengths(xp, given, data.shape[given.ndim - 1])
-            if isinstance(lengths_checked, tuple):
-                pending = lengths_checked
-            checked = lengths_checked is True
-        wide = engine_for(xp).wide_index_dtype(given)
-        offsets = xp.cumulative_sum(
-            xp.astype(given, wide), axis=-1, include_initial=True, dtype=wide
-        )
+        engine = engine_for(xp)
+        offsets = _offsets_on_host(xp, engine, given, data.shape[given.ndim - 1], unsafe)
+        if offsets is not None:  # (checked: valid)
+            checked = True
+        else:
+            if not unsafe:
+                lengths_checked = _check_lengths(xp, given, data.shape[given.ndim - 1])
+                if isinstance(lengths_checked, tuple):
+                    pending = lengths_checked
+                checked = lengths_checked is True
+            wide = engine.wide_index_dtype(given)
+            offsets = xp.cumulative_sum(
+                xp.astype(given, wide), axis=-1, include_initial=True, dtype=wide
+            )
     else:
         offsets = given
     # Offsets made from lengths checked now are valid, and those checked in the graph are
@@ -785,6 +737,36 @@ def _total_text(n: int, total: object) -> str:
         f"lengths must add up to data.shape[axis] = {n} along their last axis (unless "
         f"unsafe=True); got a total of {total}"
     )
+
+
+#: The most lengths :func:`_offsets_on_host` reads as a Python list.
+_HOST_LENGTHS = 256
+
+
+def _offsets_on_host(xp: Any, engine: Any, lengths: Any, n: int, unsafe: bool) -> Any:
+    """For a small call whose `lengths` the host reads cheaply (NumPy's, PyTorch's): the
+    offsets they make, read as one Python list and checked there as :func:`_check_lengths`
+    checks them, a ValueError for bad ones; else None (the array steps, which make the
+    offsets of `unsafe` lengths too)."""
+    size = math.prod(lengths.shape)
+    if unsafe or engine.array_type is None or not size or size > _HOST_LENGTHS:
+        return None
+    if engine.index_access(lengths) != "now" or not engine.reads_cheaply(lengths):
+        return None
+    values = lengths.reshape(-1).tolist()
+    line = lengths.shape[-1]
+    rows = [values[k : k + line] for k in range(0, size, line)]
+    if min(values) < 0:
+        msg = "lengths contains negative value!"
+        raise ValueError(msg)
+    totals = [sum(row) for row in rows]
+    low, high = min(totals), max(totals)
+    if low != n or high != n:
+        raise ValueError(_total_text(n, low if low != n else high))
+    made = [list(accumulate(row, initial=0)) for row in rows]
+    wide = engine.wide_index_dtype(lengths)
+    shape = (*lengths.shape[:-1], line + 1)
+    return xp.reshape(xp.asarray(made, dtype=wide, device=device_for_new(lengths)), shape)
 
 
 def _check_lengths(xp: Any, lengths: Any, n: int) -> tuple[Any, Any, BadIndex] | bool:
