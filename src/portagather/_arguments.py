@@ -27,7 +27,7 @@ shapes, as they always have: the ids are a vector, then sorted where their value
 read now (the one value read before the other shapes, so that a call with unsorted ids
 reports them on every backend, whatever else is wrong with its shapes); for them, ids given
 as Python values become an array after the dtypes (clipped into the widest integer of the
-data's device, :func:`as_arrays`' rule), for those two checks to read.
+data's device, :func:`_values_array`'s rule), for those two checks to read.
 
 The values of index arrays are the policy's, afterwards (``_indices``). Python values become
 arrays of the data's namespace only once all five have passed, on the data's device and in
@@ -73,6 +73,8 @@ from ._plan import (
     GatherPlan,
     IndexParts,
     Offsets,
+    SegmentsGiven,
+    check_segments_axis,
     plan_index_parts,
     plan_segments,
     symbolic_size,
@@ -507,7 +509,7 @@ def segment_call(
 
     With `sorted_vector` (TensorFlow's sorted ``segment_*``, whose messages name `function`)
     the ids given as Python values become an array after the dtype checks, as
-    :func:`as_arrays` makes them (a value past the widest integer clipped into it, where it
+    :func:`_values_array` makes them (a value past the widest integer clipped into it, where it
     stays out of range), and the shapes start with two checks of their own
     (:func:`check_sorted_vector`): the ids are a vector, then sorted where their values can
     be read now. With `floating` integer data is refused among the dtypes
@@ -666,6 +668,9 @@ class CsrRoute:
     segment_routes: dict[tuple[str, bool], SegmentRoute]
     #: ``deterministic=True`` (checked): the segment reduction's floating sums in one order.
     deterministic: bool
+    #: The call gives lengths, not offsets (a front end's: ``_plan.SegmentsGiven``); its
+    #: `offsets_shape` is that of the offsets they make.
+    lengths: bool
 
     @property
     def segments(self) -> int:
@@ -674,13 +679,19 @@ class CsrRoute:
 
 
 def csr_call(
-    data: Any, offsets: Any, reduce: object, bad_indices: object, deterministic: object = False
-) -> tuple[CsrRoute, Any, Any]:
+    data: Any, offsets: Any, reduce: object, bad_indices: object, deterministic: object = False,
+    given: SegmentsGiven | None = None,
+) -> tuple[CsrRoute, Any, Any]:  # fmt: skip
     """``(route, data, offsets)`` of a ``segment_csr`` call: its route found by the call's key,
     or made from every argument checked in the one order (the options, the kinds, the
-    dtypes, the shapes), with the data and the offsets as arrays of one namespace."""
+    dtypes, the shapes), with the data and the offsets as arrays of one namespace.
+
+    A front end's `given` (:class:`~._plan.SegmentsGiven`) gives lengths instead of offsets
+    (``route.lengths``: ``_segment_csr`` makes the offsets of valid ones), names the axis
+    they split (checked after their dtype: :func:`~._plan.check_segments_axis`) and the
+    reduction whose dtypes the data must have."""
     options = (type(reduce), reduce, type(bad_indices), bad_indices, type(deterministic),
-               deterministic)  # fmt: skip
+               deterministic, given)  # fmt: skip
     key, route = call_key(options, data, offsets)
     if route is not None:
         return route, data, offsets
@@ -693,31 +704,44 @@ def csr_call(
         )
         raise ValueError(msg)
     policy = _CSR_POLICIES[bad_indices]
-    pair = _Pair(data, offsets, "data", "offsets")
+    lengths = given is not None and given.lengths
+    name = "lengths" if lengths else "offsets"
+    pair = _Pair(data, offsets, "data", name)
     data = pair.data_array()
     xp = pair.xp
     pair.check_index_dtype()
-    checked_as, floating = _CSR_DTYPES.get(reduce, (reduce, False))
-    check_segment_dtype(xp, checked_as, data.dtype, f'segment_csr(reduce="{reduce}")', floating)
-    shape, offset_shape = static_shape(data, "data"), static_shape(pair.indices, "offsets")
+    if given is not None and given.axis is not None:
+        check_segments_axis(data.ndim, pair.indices.ndim, given.axis, name)
+    checked_reduce = reduce if given is None else given.reduce
+    checked_as, floating = _CSR_DTYPES.get(checked_reduce, (checked_reduce, False))
+    function = f'segment_csr(reduce="{checked_reduce}")'
+    check_segment_dtype(xp, checked_as, data.dtype, function, floating)
+    shape, offset_shape = static_shape(data, "data"), static_shape(pair.indices, name)
     axis = len(offset_shape) - 1
     if axis < 0 or axis >= len(shape) or offset_shape[:axis] != shape[:axis]:
+        last = "num_segments" if lengths else "num_segments + 1"
         msg = (
-            "offsets must have at least 1 dimension and, before its last one, the leading "
-            "dimensions of data (offsets.shape = data.shape[:k] + (num_segments + 1,), which "
-            f"splits data along axis k); got offsets.shape = {offset_shape} and data.shape = "
+            f"{name} must have at least 1 dimension and, before its last one, the leading "
+            f"dimensions of data ({name}.shape = data.shape[:k] + ({last},), which "
+            f"splits data along axis k); got {name}.shape = {offset_shape} and data.shape = "
             f"{shape}"
         )
         raise ValueError(msg)
-    if offset_shape[-1] < 1:
+    if not lengths and offset_shape[-1] < 1:
         msg = "offsets must hold at least one offset along its last axis; got none"
         raise ValueError(msg)
     engine = engine_for(xp)
-    if pair.from_values[1]:
-        offsets = _offset_values(xp, engine, pair.indices, data, shape, axis, policy)
-    else:
+    if not pair.from_values[1]:
         offsets = pair.indices
-    route = CsrRoute(xp, engine, reduce, policy, shape, axis, offset_shape, {}, tree)
+    elif lengths:  # (clipped into the widest integer, where a value stays bad)
+        offsets = _values_array(xp, engine, pair.indices, data)
+    else:
+        offsets = _offset_values(xp, engine, pair.indices, data, shape, axis, policy)
+    if lengths:  # (the shape of the offsets they make)
+        offset_shape = (*offset_shape[:-1], offset_shape[-1] + 1)
+    route = CsrRoute(
+        xp, engine, reduce, policy, shape, axis, offset_shape, {}, tree, lengths
+    )  # fmt: skip
     keep(key, route)
     return route, data, offsets
 
@@ -1688,31 +1712,16 @@ def check_python_values(values: Any, dtype: Any, name: str, data_name: str) -> N
     check_exact_values(python_values(values, name, text=True), dtype, name, data_name, values)
 
 
-# -- for front ends that work on the arguments before the core ------------------------------
-
-
-def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple[Any, Any, Any]:
-    """The kinds step, both as arrays of one namespace ``(xp, data, indices)``, for a front
-    end that applies its own index rule next: an index given as Python values must be
-    integers (the gathers' dtype check: ``[0.0, 1.0]`` is a TypeError, as a float array is)
-    and becomes an array of the widest signed integer the data's device holds. A value that
-    dtype does not hold is out of range for every array of the device; it is clipped into the
-    dtype, where it stays out of range (and keeps its sign), so that the front end's rule
-    treats it alike on every device."""
-    pair = _Pair(data, indices, data_name, index_name)
-    data = pair.data_array()
-    xp, indices, as_values = pair.xp, pair.indices, pair.from_values[1]
-    if not as_values:
-        return xp, data, indices
-    pair.check_index_dtype()
-    return xp, data, _values_array(xp, engine_for(xp), indices, data)
+# -- index values given as Python values, clipped into the widest integer ------------------
 
 
 def _values_array(xp: Any, engine: Engine, values: Any, data: Any) -> Any:
     """Index values (a NumPy array of checked integers; objects past int64) as an array of
-    `xp` beside `data`, in the widest signed integer dtype of data's device, by
-    :func:`as_arrays`' rule: a value that dtype does not hold is clipped into it, where it
-    stays out of range and keeps its sign."""
+    `xp` beside `data`, in the widest signed integer dtype of data's device: a value that
+    dtype does not hold is out of range for every array of the device; it is clipped into
+    the dtype, where it stays out of range and keeps its sign, so that the checks after
+    treat it alike on every device (TensorFlow's sorted ids, ``index_put``'s index parts,
+    PyTorch's lengths)."""
     held = numpy_dtype(engine.wide_index_dtype(data))
     info = np.iinfo(held)
     if values.size and (int(values.min()) < int(info.min) or int(values.max()) > int(info.max)):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any
 
 import array_api_compat as aac
@@ -23,7 +24,7 @@ from ._arguments import (
 from ._arrays import device_for_new, searchsorted_positions
 from ._errors import raise_first_bad
 from ._indices import to_wide
-from ._plan import Offsets, symbolic_size
+from ._plan import Lengths, Offsets, SegmentsGiven, lengths_total_text, symbolic_size
 from ._segment import filled_empty
 from ._segment_toolkit import (
     segment_argmax,
@@ -39,12 +40,17 @@ from .engines import Engine
 
 def _csr(
     data: Any, offsets: Any, reduce: object, bad_indices: object, correction: object,
-    empty_value: object, deterministic: object = False,
+    empty_value: object, deterministic: object = False, given: SegmentsGiven | None = None,
 ) -> Any:  # fmt: skip
-    """The segment reduction of `data` split by CSR `offsets` (see :func:`segment_csr`)."""
-    checked, data, offsets = csr_call(data, offsets, reduce, bad_indices, deterministic)
+    """The segment reduction of `data` split by CSR `offsets` (see :func:`segment_csr`); a
+    front end's `given` (``_plan.SegmentsGiven``) may give lengths instead, whose offsets
+    are made here (:func:`_offsets_of_lengths`)."""
+    checked, data, offsets = csr_call(data, offsets, reduce, bad_indices, deterministic, given)
     xp, engine, shape, axis = checked.xp, checked.engine, checked.shape, checked.axis
     offsets = engine.laid_out(offsets)
+    policy, pending = checked.policy, None  # (pending: a lazy check of lengths)
+    if checked.lengths:
+        offsets, policy, pending = _offsets_of_lengths(checked, offsets)
     data = engine.laid_out(data)
     rows = xp.reshape(data, (math.prod(shape[: axis + 1]), *shape[axis + 1 :]))
     on_host = _ids_from_host(checked, offsets)
@@ -57,9 +63,97 @@ def _csr(
         result = xp.reshape(reduced, shape)
     else:
         result = xp.reshape(reduced, (*shape[:axis], checked.segments, *shape[axis + 1 :]))
-    if on_host is None and checked.policy == "error":
+    if on_host is None and policy == "error":
         result = _enforce_offsets(xp, engine, offsets, shape, axis, result)
+    if pending is not None:  # bad lengths raise when the (Dask) result is computed
+        bad, values, report = pending
+        result = engine.enforce_lazily(bad, values, report, result)
     return result
+
+
+def _offsets_of_lengths(checked: CsrRoute, lengths: Any) -> tuple[Any, str, Any]:
+    """``(offsets, policy, pending)``: the offsets that checked `lengths` make (each row's
+    running total from 0), the policy that reduces at them, and the lazy check of the
+    lengths where it waits for the (Dask) graph, else None.
+
+    Under ``"error"`` the lengths are checked as PyTorch checks them (none negative, each row
+    adding up to the data's length: :class:`~._plan.Lengths`'s ValueError): small ones read on
+    the host as one list, which makes the offsets there; others by array passes, eagerly
+    where their values can be read now, in the graph on Dask. Offsets of lengths checked
+    (now or in the graph) are valid: ``"unchecked"``; under a JAX trace the lengths are not
+    read, and the offsets are checked as offsets (``"error"``). ``"unchecked"`` (the caller's
+    promise) checks nothing."""
+    xp, engine = checked.xp, checked.engine
+    n = checked.shape[checked.axis]
+    if checked.policy == "unchecked":
+        return _running_totals(xp, engine, lengths), "unchecked", None
+    on_host = _lengths_on_host(checked, lengths, n)
+    if on_host is not None:
+        return on_host, "unchecked", None
+    found = _check_lengths(xp, engine, lengths, n)
+    pending = found if isinstance(found, tuple) else None
+    policy = "unchecked" if found is True or pending is not None else "error"
+    return _running_totals(xp, engine, lengths), policy, pending
+
+
+def _running_totals(xp: Any, engine: Engine, lengths: Any) -> Any:
+    wide = engine.wide_index_dtype(lengths)
+    return xp.cumulative_sum(xp.astype(lengths, wide), axis=-1, include_initial=True, dtype=wide)
+
+
+def _lengths_on_host(checked: CsrRoute, lengths: Any, n: int) -> Any:
+    """For small `lengths` the host reads cheaply (NumPy's, PyTorch's): the offsets they
+    make, read as one Python list and checked there (a ValueError for bad ones, as
+    :func:`_check_lengths`'); else None."""
+    engine = checked.engine
+    size = math.prod(lengths.shape)
+    if engine.array_type is None or not size or size > _HOST_ROWS:
+        return None
+    if engine.index_access(lengths) != "now" or not engine.reads_cheaply(lengths):
+        return None
+    values = lengths.reshape(-1).tolist()
+    line = lengths.shape[-1]
+    rows = [values[k : k + line] for k in range(0, size, line)]
+    if min(values) < 0:
+        msg = "lengths contains negative value!"
+        raise ValueError(msg)
+    totals = [sum(row) for row in rows]
+    low, high = min(totals), max(totals)
+    if low != n or high != n:
+        raise ValueError(lengths_total_text(n, low if low != n else high))
+    made = [list(accumulate(row, initial=0)) for row in rows]
+    wide = engine.wide_index_dtype(lengths)
+    offsets = checked.xp.asarray(made, dtype=wide, device=device_for_new(lengths))
+    return checked.xp.reshape(offsets, checked.offsets_shape)
+
+
+def _check_lengths(xp: Any, engine: Engine, lengths: Any, n: int) -> tuple[Any, Any, Any] | bool:
+    """PyTorch's checks of `lengths`: none negative, each row adding up to `n`. Where the
+    values can be read now, a ValueError, else True where the offsets they make need no
+    check (each length at most `n`, so no total wrapped around); in a Dask graph ``(bad,
+    values, report)`` for ``enforce_lazily``, which raises the same ValueError when the
+    result is computed; under a JAX trace (or for no lengths) no check: False."""
+    access = engine.index_access(lengths)
+    if access not in ("now", "graph") or not math.prod(lengths.shape):
+        return False
+    wide = engine.wide_index_dtype(lengths)
+    if access == "graph":
+        values = xp.astype(lengths, wide)
+        totals = xp.sum(values, axis=-1, keepdims=True, dtype=wide)
+        last = xp.arange(lengths.shape[-1], dtype=wide) == lengths.shape[-1] - 1
+        wrong = last & (totals != n)
+        bad = (values < 0) | wrong
+        shown = xp.where(values < 0, values, xp.where(wrong, totals, xp.zeros_like(values)))
+        return bad, shown, Lengths("lengths", False, "data", (n,), 0)
+    smallest, largest = engine.value_range(lengths)
+    if smallest < 0:
+        msg = "lengths contains negative value!"
+        raise ValueError(msg)
+    totals = xp.sum(xp.astype(lengths, wide), axis=-1, dtype=wide)
+    low, high = engine.value_range(totals)
+    if low != n or high != n:
+        raise ValueError(lengths_total_text(n, low if low != n else high))
+    return largest <= n
 
 
 #: The toolkit's functions by their ``reduce=`` name.
