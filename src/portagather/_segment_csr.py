@@ -48,9 +48,10 @@ def _csr(
     checked, data, offsets = csr_call(data, offsets, reduce, bad_indices, deterministic, given)
     xp, engine, shape, axis = checked.xp, checked.engine, checked.shape, checked.axis
     offsets = engine.laid_out(offsets)
-    policy, pending = checked.policy, None  # (pending: a lazy check of lengths)
+    # The policy the offsets are checked under, and a lazy check of lengths (Dask's).
+    offsets_policy, pending = checked.policy, None
     if checked.lengths:
-        offsets, policy, pending = _offsets_of_lengths(checked, offsets)
+        offsets, offsets_policy, pending = _offsets_of_lengths(checked, offsets)
     data = engine.laid_out(data)
     rows = xp.reshape(data, (math.prod(shape[: axis + 1]), *shape[axis + 1 :]))
     on_host = _ids_from_host(checked, offsets)
@@ -63,7 +64,7 @@ def _csr(
         result = xp.reshape(reduced, shape)
     else:
         result = xp.reshape(reduced, (*shape[:axis], checked.segments, *shape[axis + 1 :]))
-    if on_host is None and policy == "error":
+    if on_host is None and offsets_policy == "error":
         result = _enforce_offsets(xp, engine, offsets, shape, axis, result)
     if pending is not None:  # bad lengths raise when the (Dask) result is computed
         bad, values, report = pending
