@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from itertools import accumulate
 from typing import Any
 
 import array_api_compat as aac
@@ -49,13 +48,16 @@ def _csr(
     xp, engine, shape, axis = checked.xp, checked.engine, checked.shape, checked.axis
     offsets = engine.laid_out(offsets)
     # The policy the offsets are checked under, and a lazy check of lengths (Dask's).
-    offsets_policy, pending = checked.policy, None
+    offsets_policy, pending, on_host = checked.policy, None, None
     if checked.lengths:
-        offsets, offsets_policy, pending = _offsets_of_lengths(checked, offsets)
+        on_host = _ids_from_host_lengths(checked, offsets)
+        if on_host is None:
+            offsets, offsets_policy, pending = _offsets_of_lengths(checked, offsets)
     data = engine.laid_out(data)
     rows = xp.reshape(data, (math.prod(shape[: axis + 1]), *shape[axis + 1 :]))
-    on_host = _ids_from_host(checked, offsets)
-    if on_host is not None:  # valid offsets, read now: no check left
+    if on_host is None:
+        on_host = _ids_from_host(checked, offsets)
+    if on_host is not None:  # valid offsets (or lengths), read now: no check left
         ids, policy = on_host
     else:
         ids, policy = _ids_from_offsets(xp, engine, offsets, shape, axis, rows), "ignore"
@@ -75,57 +77,54 @@ def _csr(
 def _offsets_of_lengths(checked: CsrRoute, lengths: Any) -> tuple[Any, str, Any]:
     """``(offsets, policy, pending)``: the offsets that checked `lengths` make (each row's
     running total from 0), the policy that reduces at them, and the lazy check of the
-    lengths where it waits for the (Dask) graph, else None.
+    lengths where it waits for the (Dask) graph, else None: the array steps, where
+    :func:`_ids_from_host_lengths` does not serve.
 
     Under ``"error"`` the lengths are checked as PyTorch checks them (none negative, each row
-    adding up to the data's length: :class:`~._plan.Lengths`'s ValueError): small ones read on
-    the host as one list, which makes the offsets there; others by array passes, eagerly
-    where their values can be read now, in the graph on Dask. Offsets of lengths checked
-    (now or in the graph) are valid: ``"unchecked"``; under a JAX trace the lengths are not
-    read, and the offsets are checked as offsets (``"error"``). ``"unchecked"`` (the caller's
-    promise) checks nothing."""
+    adding up to the data's length: :class:`~._plan.Lengths`'s ValueError): eagerly where
+    their values can be read now, in the graph on Dask. Offsets of lengths checked (now or in
+    the graph) are valid: ``"unchecked"``; under a JAX trace the lengths are not read, and
+    the offsets are checked as offsets (``"error"``). ``"unchecked"`` (the caller's promise)
+    checks nothing."""
     xp, engine = checked.xp, checked.engine
-    n = checked.shape[checked.axis]
-    if checked.policy == "unchecked":
-        return _running_totals(xp, engine, lengths), "unchecked", None
-    on_host = _lengths_on_host(checked, lengths, n)
-    if on_host is not None:
-        return on_host, "unchecked", None
-    found = _check_lengths(xp, engine, lengths, n)
-    pending = found if isinstance(found, tuple) else None
-    policy = "unchecked" if found is True or pending is not None else "error"
-    return _running_totals(xp, engine, lengths), policy, pending
-
-
-def _running_totals(xp: Any, engine: Engine, lengths: Any) -> Any:
     wide = engine.wide_index_dtype(lengths)
-    return xp.cumulative_sum(xp.astype(lengths, wide), axis=-1, include_initial=True, dtype=wide)
+    offsets = xp.cumulative_sum(xp.astype(lengths, wide), axis=-1, include_initial=True, dtype=wide)
+    if checked.policy == "unchecked":
+        return offsets, "unchecked", None
+    found = _check_lengths(xp, engine, lengths, checked.shape[checked.axis])
+    pending = found if isinstance(found, tuple) else None
+    return offsets, "unchecked" if found is True or pending is not None else "error", pending
 
 
-def _lengths_on_host(checked: CsrRoute, lengths: Any, n: int) -> Any:
-    """For small `lengths` the host reads cheaply (NumPy's, PyTorch's): the offsets they
-    make, read as one Python list and checked there (a ValueError for bad ones, as
-    :func:`_check_lengths`'); else None."""
-    engine = checked.engine
+def _ids_from_host_lengths(checked: CsrRoute, lengths: Any) -> tuple[Any, str] | None:
+    """For a small call whose `lengths` the host reads cheaply (as :func:`_ids_from_host`
+    offsets): the segment id of every row, written as a Python list, and ``"unchecked"``
+    (every row is in a segment), where the lengths are valid. Bad lengths raise the
+    ValueError of :func:`_check_lengths` under ``"error"``; under ``"unchecked"`` (and for a
+    larger call) None: the array steps."""
+    shape, axis, engine = checked.shape, checked.axis, checked.engine
+    n, batches = shape[axis], math.prod(shape[:axis])
     size = math.prod(lengths.shape)
-    if engine.array_type is None or not size or size > _HOST_ROWS:
+    if engine.array_type is None or not size or max(size, batches * n) > _HOST_ROWS:
         return None
     if engine.index_access(lengths) != "now" or not engine.reads_cheaply(lengths):
         return None
     values = lengths.reshape(-1).tolist()
     line = lengths.shape[-1]
-    rows = [values[k : k + line] for k in range(0, size, line)]
-    if min(values) < 0:
-        msg = "lengths contains negative value!"
-        raise ValueError(msg)
-    totals = [sum(row) for row in rows]
+    totals = [sum(values[k : k + line]) for k in range(0, size, line)]
     low, high = min(totals), max(totals)
-    if low != n or high != n:
+    if min(values) < 0 or low != n or high != n:
+        if checked.policy == "unchecked":
+            return None
+        if min(values) < 0:
+            msg = "lengths contains negative value!"
+            raise ValueError(msg)
         raise ValueError(lengths_total_text(n, low if low != n else high))
-    made = [list(accumulate(row, initial=0)) for row in rows]
+    ids: list[int] = []
+    for segment, length in enumerate(values):  # (each batch's segments, in one line)
+        ids += [segment] * length
     wide = engine.wide_index_dtype(lengths)
-    offsets = checked.xp.asarray(made, dtype=wide, device=device_for_new(lengths))
-    return checked.xp.reshape(offsets, checked.offsets_shape)
+    return checked.xp.asarray(ids, dtype=wide, device=device_for_new(lengths)), "unchecked"
 
 
 def _check_lengths(xp: Any, engine: Engine, lengths: Any, n: int) -> tuple[Any, Any, Any] | bool:
