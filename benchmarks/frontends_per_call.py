@@ -2,8 +2,9 @@
 
 Standalone: it times, on NumPy and PyTorch (CPU), each front end and the core call beside
 it, in interleaved rounds (each round times a batch of calls of every pair, in turn), and
-prints the median time per call of each and their ratio. Run it against two trees to
-compare them::
+prints the median time per call of each, the median of the rounds' ratios, and the ratio
+of the two fastest rounds (the steadier one where other work shares the CPU). Run it
+against two trees to compare them::
 
     PYTHONPATH=/path/to/old/src python benchmarks/frontends_per_call.py
     PYTHONPATH=src python benchmarks/frontends_per_call.py --rounds 31 --calls 300
@@ -14,10 +15,15 @@ unsorted segment reductions ``segment_reduce(..., bad_indices="", drop_negative=
 (``sqrt_n`` the sum with its count; the mean of floats the core's mean), TensorFlow's sorted
 ones ``segment_reduce(..., None, indices_are_sorted=True, sorted_vector=True)`` (the max and
 the min with their count), ``tensor_scatter_nd_sub`` the add of ``scatter_nd`` under TensorFlow's
-default policy, PyTorch's ``segment_reduce`` ``segment_csr``, ``index_put`` ``scatter_nd``
-of the stacked index vectors, ``take_along_dim(dim=None)`` ``take_along_axis`` of the
-flattened arrays. ``pg.segment_sum`` is printed too, the public call the issue measured
-against. Every call is checked to return the core call's value before it is timed.
+default policy, PyTorch's ``segment_reduce`` ``segment_csr`` (``offsets=``; ``lengths=`` the
+core's checked call of them, which makes their offsets, and beside it ``segment_csr`` of
+those offsets), ``index_put`` the core's checked call of its tuple (``_arguments.parts_call``,
+which stacks it, and the route's scatter), and beside it ``scatter_nd`` of the stacked
+index vectors, ``take_along_dim(dim=None)`` the core's gather of the flattened arrays at
+PyTorch's range, ``[0, n)`` (``_api.run_gather`` of its operation), and beside it
+``take_along_axis`` of them (whose range is ``[-n, n)``). ``pg.segment_sum`` is printed too,
+the public call the issue measured against. Every call is checked to return the core
+call's value before it is timed.
 """
 
 from __future__ import annotations
@@ -34,7 +40,11 @@ import numpy as np
 def _cases(lib: str) -> list[tuple[str, Callable[[], Any], Callable[[], Any], bool]]:
     """``(name, front end, core call, same value)`` of every pair, on `lib`'s arrays."""
     import portagather as pg
+    from portagather import _api
     from portagather._api import segment_reduce
+    from portagather._arguments import parts_call
+    from portagather._plan import SegmentsGiven
+    from portagather._segment_csr import _csr
     from portagather.compat import mindspore as ms
     from portagather.compat import tensorflow as tf
     from portagather.compat import torch as pgt
@@ -111,13 +121,31 @@ def _cases(lib: str) -> list[tuple[str, Callable[[], Any], Callable[[], Any], bo
     cases.append(("torch.segment_reduce(offsets=)",
                   lambda: pgt.segment_reduce(data, "sum", offsets=offsets),
                   lambda: pg.segment_csr(data, offsets), True))  # fmt: skip
+    by_lengths = SegmentsGiven(True, 0, "sum")
     cases.append(("torch.segment_reduce(lengths=)",
                   lambda: pgt.segment_reduce(data, "sum", lengths=lengths),
+                  lambda: _csr(data, lengths, "sum", "error", 0, None, False, by_lengths),
+                  True))  # fmt: skip
+    cases.append(("  (vs pg.segment_csr of their offsets)",
+                  lambda: pgt.segment_reduce(data, "sum", lengths=lengths),
                   lambda: pg.segment_csr(data, offsets), True))  # fmt: skip
+    put = pgt._INDEX_PUT
+
+    def parts() -> Any:
+        route, x, vectors, values = parts_call(put, data, (rows, cols), updates, "update", False)
+        return _api.scatter_route(route, x, vectors, values)
+
     cases.append(("torch.index_put (2 index arrays)",
+                  lambda: pgt.index_put(data, (rows, cols), updates), parts, True))  # fmt: skip
+    cases.append(("  (vs pg.scatter_nd of the stacked vectors)",
                   lambda: pgt.index_put(data, (rows, cols), updates),
                   lambda: pg.scatter_nd(data, stacked, updates), True))  # fmt: skip
+    flat = pgt._GATHER_FLAT
     cases.append(("torch.take_along_dim(dim=None)",
+                  lambda: pgt.take_along_dim(data, flat_index),
+                  lambda: _api.run_gather(flat, flat_data, flat_index, (0,), "error", 0),
+                  True))  # fmt: skip
+    cases.append(("  (vs pg.take_along_axis, range [-n, n))",
                   lambda: pgt.take_along_dim(data, flat_index),
                   lambda: pg.take_along_axis(flat_data, flat_index, axis=0), True))  # fmt: skip
     return cases
@@ -167,12 +195,16 @@ def main() -> None:
                 times[name][0].append(_batch(front, args.calls))
                 times[name][1].append(_batch(core, args.calls))
         print(f"\n{lib}:")
-        print(f"| {'front end':48} | front (us) | core (us) | ratio |")
-        print(f"| {'-' * 48} | ---------- | --------- | ----- |")
+        print(f"| {'front end':48} | front (us) | core (us) | ratio | of minima |")
+        print(f"| {'-' * 48} | ---------- | --------- | ----- | --------- |")
         for name, (fronts, cores) in times.items():
             f, c = statistics.median(fronts) * 1e6, statistics.median(cores) * 1e6
             ratios = [a / b for a, b in zip(fronts, cores, strict=True)]
-            print(f"| {name:48} | {f:10.1f} | {c:9.1f} | {statistics.median(ratios):5.2f} |")
+            fastest = min(fronts) / min(cores)  # (steadier where other work shares the CPU)
+            print(
+                f"| {name:48} | {f:10.1f} | {c:9.1f} | {statistics.median(ratios):5.2f} | "
+                f"{fastest:9.2f} |"
+            )
 
 
 if __name__ == "__main__":

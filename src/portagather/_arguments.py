@@ -49,18 +49,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from ._arrays import (
-    device_for_new,
     dtype_kind,
     dtype_name,
     mean_division,
-    numpy_dtype,
     reduction_identity,
 )
 from ._dtypes import check_index_dtype as check_index_dtype
@@ -87,7 +85,16 @@ from ._options import check_deterministic as check_deterministic
 from ._options import check_promises as check_promises
 from ._options import int_argument as int_argument
 from ._options import one_of as one_of
-from ._plan import GatherPlan, Offsets, plan_segments, symbolic_size
+from ._plan import (
+    GatherPlan,
+    IndexParts,
+    Offsets,
+    SegmentsGiven,
+    check_segments_axis,
+    plan_index_parts,
+    plan_segments,
+    symbolic_size,
+)
 from ._scalars import check_empty_value as check_empty_value
 from ._scalars import check_fill_value, fill_value_kind, fill_value_shape
 from ._scalars import empty_value_kind as empty_value_kind
@@ -314,6 +321,100 @@ def scatter_call(
     route = Route(xp, engine, plan, policy, 0, reduction, promised, kernel, as_given)
     keep(key, route)
     return route, data, indices, updates
+
+
+def parts_call(
+    op: Operation, data: Any, parts: Any, updates: Any, reduce: str, deterministic: bool
+) -> tuple[Route, Any, Any, Any]:
+    """``(route, data, indices, updates)`` of a scatter whose index is given as parts
+    (PyTorch's ``index_put``): a tuple of index arrays, one per leading axis of the data,
+    broadcast together (:func:`~._plan.plan_index_parts`), under ``"error"``. `indices` is
+    the index of vectors they make (:func:`stacked_parts`), which `op`'s planner plans, and
+    the rest :func:`scatter_call`'s. The checks of the parts come first, in the one order
+    (their kinds, their shapes, their dtypes and the integer dtype they are cast to), once
+    per call signature with the scatter's."""
+    index_name = op.names[1]
+    if not isinstance(parts, tuple | list) or not parts:
+        msg = f"{index_name} must be a non-empty tuple of index arrays; got {parts!r}"
+        raise TypeError(msg)
+    options = (op, type(reduce), reduce, type(deterministic), deterministic)
+    key, kept = call_key(options, data, *parts, updates)
+    if kept is not None:  # (the route and the parts' plan)
+        route, planned = kept
+        indices = stacked_parts(route.xp, planned, parts)
+        if not route.updates_as_given:  # the same cast or broadcast as the first call's
+            shape = route.plan.out_shape
+            updates = fitted_updates(route.xp, updates, data.dtype, shape, op.updates_fit)
+        return route, data, indices, updates
+    xp, data, parts, planned = _checked_parts(data, parts, op.names[0], index_name)
+    route, data, indices, updates = scatter_call(
+        op, data, stacked_parts(xp, planned, parts), updates, (), reduce, "error", False,
+        False, deterministic,
+    )  # fmt: skip
+    keep(key, (route, planned))
+    return route, data, indices, updates
+
+
+def _checked_parts(
+    data: Any, parts: Any, data_name: str, index_name: str
+) -> tuple[Any, Any, list[Any], IndexParts]:  # fmt: skip
+    """``(xp, data, parts, plan)``: the checks of index parts (:func:`parts_call`), with the
+    data and the parts as arrays of `xp`. A part given as Python values is checked as an
+    index (its kind, then its dtype) and becomes an array of the widest signed integer of
+    the data's device, a value that dtype does not hold clipped into it (where it stays out
+    of range and keeps its sign: :func:`~._values.index_array` under ``"clip"``)."""
+    pairs = [_Pair(data, part, data_name, index_name) for part in parts]
+    data = pairs[0].data_array()
+    xp = pairs[0].xp
+    arrays = []
+    for pair in pairs:
+        if pair.from_values[1]:  # (its dtype checked as it becomes an array)
+            pair.check_index_dtype()
+            arrays.append(pair.index_array(data, engine_for(xp), None, "clip"))
+        else:
+            arrays.append(pair.indices)
+    shapes = [static_shape(part, index_name) for part in arrays]  # (Dask: known sizes)
+    planned = plan_index_parts(data.ndim, shapes, data_name, index_name)
+    for pair, part in zip(pairs, arrays, strict=True):
+        if not pair.from_values[1]:
+            check_index_dtype(xp, part, index_name)
+    dtypes = list(dict.fromkeys(part.dtype for part in arrays))
+    if len(dtypes) > 1:
+        planned = replace(planned, dtype=_promoted_integer(xp, dtypes, index_name))
+    return xp, data, arrays, planned
+
+
+def _promoted_integer(xp: Any, dtypes: list[Any], index_name: str) -> Any:
+    """The integer dtype that index arrays of `dtypes` promote to and that holds every value
+    of each, or a TypeError where there is none (int64 with uint64: NumPy promotes them to
+    float64, PyTorch to int64)."""
+    try:
+        common = xp.result_type(*dtypes)
+        holds = bool(xp.isdtype(common, "integral")) and all(
+            xp.iinfo(common).min <= xp.iinfo(d).min and xp.iinfo(d).max <= xp.iinfo(common).max
+            for d in dtypes
+        )  # (PyTorch promotes uint64 with int64 to int64)
+    except (TypeError, ValueError, RuntimeError):  # no promotion (array-api-strict)
+        holds = False
+    if not holds:
+        names = ", ".join(dtype_name(d) for d in dtypes)
+        msg = (
+            f"{index_name} must be index arrays whose dtypes promote to an integer dtype; got "
+            f"{names}"
+        )
+        raise TypeError(msg)
+    return common
+
+
+def stacked_parts(xp: Any, planned: IndexParts, parts: Any) -> Any:
+    """The index of vectors that checked index `parts` of the plan `planned` make: cast to
+    its one integer dtype where theirs differ, broadcast together, stacked along a new last
+    axis."""
+    if planned.dtype is not None:
+        parts = [p if p.dtype == planned.dtype else xp.astype(p, planned.dtype) for p in parts]
+    if not planned.same_shape:
+        parts = xp.broadcast_arrays(*parts)
+    return xp.stack(parts, axis=-1)
 
 
 def counting_route(
@@ -590,6 +691,9 @@ class CsrRoute:
     segment_routes: dict[tuple[str, bool], SegmentRoute]
     #: ``deterministic=True`` (checked): the segment reduction's floating sums in one order.
     deterministic: bool
+    #: The call gives lengths, not offsets (a front end's: ``_plan.SegmentsGiven``); its
+    #: `offsets_shape` is that of the offsets they make.
+    lengths: bool
 
     @property
     def segments(self) -> int:
@@ -598,13 +702,19 @@ class CsrRoute:
 
 
 def csr_call(
-    data: Any, offsets: Any, reduce: object, bad_indices: object, deterministic: object = False
-) -> tuple[CsrRoute, Any, Any]:
+    data: Any, offsets: Any, reduce: object, bad_indices: object, deterministic: object = False,
+    given: SegmentsGiven | None = None,
+) -> tuple[CsrRoute, Any, Any]:  # fmt: skip
     """``(route, data, offsets)`` of a ``segment_csr`` call: its route found by the call's key,
     or made from every argument checked in the one order (the options, the kinds, the
-    dtypes, the shapes), with the data and the offsets as arrays of one namespace."""
+    dtypes, the shapes), with the data and the offsets as arrays of one namespace.
+
+    A front end's `given` (:class:`~._plan.SegmentsGiven`) gives lengths instead of offsets
+    (``route.lengths``: ``_segment_csr`` makes the offsets of valid ones), names the axis
+    they split (checked after their dtype: :func:`~._plan.check_segments_axis`) and the
+    reduction whose dtypes the data must have."""
     options = (type(reduce), reduce, type(bad_indices), bad_indices, type(deterministic),
-               deterministic)  # fmt: skip
+               deterministic, given)  # fmt: skip
     key, route = call_key(options, data, offsets)
     if route is not None:
         return route, data, offsets
@@ -617,33 +727,46 @@ def csr_call(
         )
         raise ValueError(msg)
     policy = _CSR_POLICIES[bad_indices]
-    pair = _Pair(data, offsets, "data", "offsets")
+    lengths = given is not None and given.lengths
+    name = "lengths" if lengths else "offsets"
+    pair = _Pair(data, offsets, "data", name)
     data = pair.data_array()
     xp = pair.xp
     pair.check_index_dtype()
-    checked_as, floating = _CSR_DTYPES.get(reduce, (reduce, False))
-    check_segment_dtype(xp, checked_as, data.dtype, f'segment_csr(reduce="{reduce}")', floating)
-    shape, offset_shape = static_shape(data, "data"), static_shape(pair.indices, "offsets")
+    if given is not None and given.axis is not None:
+        check_segments_axis(data.ndim, pair.indices.ndim, given.axis, name)
+    checked_reduce = reduce if given is None else given.reduce
+    checked_as, floating = _CSR_DTYPES.get(checked_reduce, (checked_reduce, False))
+    function = f'segment_csr(reduce="{checked_reduce}")'
+    check_segment_dtype(xp, checked_as, data.dtype, function, floating)
+    shape, offset_shape = static_shape(data, "data"), static_shape(pair.indices, name)
     axis = len(offset_shape) - 1
     if axis < 0 or axis >= len(shape) or offset_shape[:axis] != shape[:axis]:
+        last = "num_segments" if lengths else "num_segments + 1"
         msg = (
-            "offsets must have at least 1 dimension and, before its last one, the leading "
-            "dimensions of data (offsets.shape = data.shape[:k] + (num_segments + 1,), which "
-            f"splits data along axis k); got offsets.shape = {offset_shape} and data.shape = "
+            f"{name} must have at least 1 dimension and, before its last one, the leading "
+            f"dimensions of data ({name}.shape = data.shape[:k] + ({last},), which "
+            f"splits data along axis k); got {name}.shape = {offset_shape} and data.shape = "
             f"{shape}"
         )
         raise ValueError(msg)
-    if offset_shape[-1] < 1:
+    if not lengths and offset_shape[-1] < 1:
         msg = "offsets must hold at least one offset along its last axis; got none"
         raise ValueError(msg)
     engine = engine_for(xp)
-    if pair.from_values[1]:
+    if not pair.from_values[1]:
+        offsets = pair.indices
+    elif lengths:  # (clipped into the widest integer, where a value stays bad)
+        offsets = pair.index_array(data, engine, None, "clip")
+    else:
         offsets = pair.index_array(
             data, engine, Offsets("offsets", False, "data", shape, axis), policy
         )
-    else:
-        offsets = pair.indices
-    route = CsrRoute(xp, engine, reduce, policy, shape, axis, offset_shape, {}, tree)
+    if lengths:  # (the shape of the offsets they make)
+        offset_shape = (*offset_shape[:-1], offset_shape[-1] + 1)
+    route = CsrRoute(
+        xp, engine, reduce, policy, shape, axis, offset_shape, {}, tree, lengths
+    )  # fmt: skip
     keep(key, route)
     return route, data, offsets
 
@@ -671,45 +794,3 @@ def csr_segment_call(
             route.deterministic and reduce in _TREE_REDUCTIONS and _floating(xp, dtype),
         )  # fmt: skip
     return _segment_call(kept, ids)
-
-
-# -- for front ends that work on the arguments before the core ------------------------------
-
-
-def arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple[Any, Any, Any, bool]:
-    """The kinds step alone: ``(xp, data, indices, index_given_as_values)``, the data as an
-    array of `xp` and the index as an array of `xp` or, where given as Python values, as a
-    NumPy array of them (exact ints), for a front end that works on the values before it
-    hands them to the core as Python values again (``tolist()``)."""
-    pair = _Pair(data, indices, data_name, index_name)
-    data = pair.data_array()
-    return pair.xp, data, pair.indices, pair.from_values[1]
-
-
-def as_arrays(data: Any, indices: Any, data_name: str, index_name: str) -> tuple[Any, Any, Any]:
-    """The kinds step, both as arrays of one namespace ``(xp, data, indices)``, for a front
-    end that applies its own index rule next: an index given as Python values must be
-    integers (the gathers' dtype check: ``[0.0, 1.0]`` is a TypeError, as a float array is)
-    and becomes an array of the widest signed integer the data's device holds. A value that
-    dtype does not hold is out of range for every array of the device; it is clipped into the
-    dtype, where it stays out of range (and keeps its sign), so that the front end's rule
-    treats it alike on every device."""
-    pair = _Pair(data, indices, data_name, index_name)
-    data = pair.data_array()
-    xp, indices, as_values = pair.xp, pair.indices, pair.from_values[1]
-    if not as_values:
-        return xp, data, indices
-    pair.check_index_dtype()
-    return xp, data, _values_array(xp, engine_for(xp), indices, data)
-
-
-def _values_array(xp: Any, engine: Engine, values: Any, data: Any) -> Any:
-    """Index values (a NumPy array of checked integers; objects past int64) as an array of
-    `xp` beside `data`, in the widest signed integer dtype of data's device, by
-    :func:`as_arrays`' rule: a value that dtype does not hold is clipped into it, where it
-    stays out of range and keeps its sign."""
-    held = numpy_dtype(engine.wide_index_dtype(data))
-    info = np.iinfo(held)
-    if values.size and (int(values.min()) < int(info.min) or int(values.max()) > int(info.max)):
-        values = np.clip(np.asarray(values, dtype=object), int(info.min), int(info.max))
-    return xp.asarray(values.astype(held), device=device_for_new(data))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from ._errors import BadIndex
 
@@ -308,3 +308,121 @@ class Offsets(BadIndex):
             f"is outside [0, {n}] or smaller than the offset before it (offsets must be "
             f"non-decreasing along their last axis, in [0, data.shape[{self.axis}]] = [0, {n}])"
         )
+
+
+# -- index arrays given as parts: one per leading axis of the data, broadcast together
+
+
+@dataclass(frozen=True)
+class IndexParts:
+    """A tuple of index arrays, one per leading axis of the data, broadcast together
+    (PyTorch's ``index_put``), planned from their shapes: the index of vectors they make,
+    stacked along a new last axis, of shape ``shape + (depth,)``.
+
+    `same_shape` says the parts need no broadcast; `dtype` is the integer dtype they are cast
+    to where their dtypes differ (None where they have one dtype), which the checked call sets
+    among the dtypes (``_arguments.parts_call``)."""
+
+    shape: Shape
+    depth: int
+    same_shape: bool
+    dtype: Any = None
+
+    @property
+    def index_shape(self) -> Shape:
+        """The shape of the index of vectors the parts make."""
+        return (*self.shape, self.depth)
+
+
+def plan_index_parts(
+    ndim: int, part_shapes: list[Shape], data_name: str, index_name: str
+) -> IndexParts:  # fmt: skip
+    """The plan of `part_shapes` (static), index arrays of the leading axes of data of rank
+    `ndim`: at most `ndim` of them, whose shapes broadcast together (a ValueError naming
+    `index_name` otherwise)."""
+    depth = len(part_shapes)
+    if depth > ndim:
+        msg = f"{index_name} must index at most {data_name}.ndim = {ndim} axes; got {depth}"
+        raise ValueError(msg)
+    first = part_shapes[0]
+    same_shape = all(s == first for s in part_shapes)  # the common call: nothing to broadcast
+    broadcast = first
+    if not same_shape:
+        try:
+            broadcast = _broadcast_shapes(part_shapes)
+        except ValueError:
+            msg = f"{index_name} must be arrays that broadcast together; got shapes {part_shapes}"
+            raise ValueError(msg) from None
+    return IndexParts(broadcast, depth, same_shape)
+
+
+def _broadcast_shapes(shapes: list[Shape]) -> Shape:
+    """The shape `shapes` broadcast to (the array API's rule), or a ValueError."""
+    rank = max(len(s) for s in shapes)
+    out = []
+    for k in range(rank):
+        sizes = {s[len(s) - rank + k] for s in shapes if len(s) - rank + k >= 0} - {1}
+        if len(sizes) > 1:
+            raise ValueError(shapes)
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+# -- segments given as lengths, or at a named axis (PyTorch's ``segment_reduce``)
+
+
+@dataclass(frozen=True, eq=False)
+class SegmentsGiven:
+    """How a front end gives ``segment_csr``'s checked call (``_arguments.csr_call``) its
+    segments: as `lengths` (each segment's number of rows, ``data.shape[:k] + (S,)``; PyTorch's
+    ``lengths=``) rather than offsets, split at the `axis` the caller names (checked against
+    the rank of the lengths or offsets: :func:`check_segments_axis`; None: the axis they
+    imply), the data's dtype checked as `reduce`'s (the caller's reduction, which it may make
+    of the core's: a mean of a sum and a count). The core makes the offsets of valid lengths
+    (:class:`Lengths` describes a bad one). Compared and hashed by identity, as an
+    ``Operation``: a front end keeps one per form (a call's key holds it)."""
+
+    lengths: bool
+    axis: Any
+    reduce: str
+
+    @property
+    def name(self) -> str:
+        """The argument's name in messages."""
+        return "lengths" if self.lengths else "offsets"
+
+
+def check_segments_axis(ndim: int, given_ndim: int, axis: int, name: str) -> int:
+    """`axis` (an int, or what the caller wrote) normalised, or a ValueError: in
+    ``[-ndim, ndim)`` for data of rank `ndim`, and the last axis of the lengths or offsets
+    (`name`, of rank `given_ndim`)."""
+    if not isinstance(axis, int) or not -ndim <= axis < ndim:
+        msg = f"axis must be an int in [-data.ndim, data.ndim); got {axis!r}"
+        raise ValueError(msg)
+    if axis % ndim != given_ndim - 1:
+        msg = (
+            f"axis must be the last axis of {name} ({name}.ndim - 1 = {given_ndim - 1}); got {axis}"
+        )
+        raise ValueError(msg)
+    return axis % ndim
+
+
+@dataclass(frozen=True)
+class Lengths(BadIndex):
+    """A bad entry of `lengths` (ValueError): a negative length (its value), or a row's last
+    entry where the row does not add up to ``data_shape[0]`` (the row's total)."""
+
+    error: ClassVar[type[Exception]] = ValueError
+
+    def text(self, position: tuple[Any, ...], value: object) -> str:  # noqa: ARG002
+        if isinstance(value, int) and value < 0:
+            return "lengths contains negative value!"
+        return lengths_total_text(self.data_shape[0], value)
+
+
+def lengths_total_text(n: int, total: object) -> str:
+    """The message of lengths whose row adds up to `total`, not the data's length `n`."""
+    return (
+        f"lengths must add up to data.shape[axis] = {n} along their last axis (unless "
+        f"unsafe=True); got a total of {total}"
+    )

@@ -23,7 +23,7 @@ from ._arguments import (
 from ._arrays import device_for_new, searchsorted_positions
 from ._errors import raise_first_bad
 from ._indices import to_wide
-from ._plan import Offsets, symbolic_size
+from ._plan import Lengths, Offsets, SegmentsGiven, lengths_total_text, symbolic_size
 from ._segment import filled_empty
 from ._segment_toolkit import (
     segment_argmax,
@@ -39,16 +39,25 @@ from .engines import Engine
 
 def _csr(
     data: Any, offsets: Any, reduce: object, bad_indices: object, correction: object,
-    empty_value: object, deterministic: object = False,
+    empty_value: object, deterministic: object = False, given: SegmentsGiven | None = None,
 ) -> Any:  # fmt: skip
-    """The segment reduction of `data` split by CSR `offsets` (see :func:`segment_csr`)."""
-    checked, data, offsets = csr_call(data, offsets, reduce, bad_indices, deterministic)
+    """The segment reduction of `data` split by CSR `offsets` (see :func:`segment_csr`); a
+    front end's `given` (``_plan.SegmentsGiven``) may give lengths instead, whose offsets
+    are made here (:func:`_offsets_of_lengths`)."""
+    checked, data, offsets = csr_call(data, offsets, reduce, bad_indices, deterministic, given)
     xp, engine, shape, axis = checked.xp, checked.engine, checked.shape, checked.axis
     offsets = engine.laid_out(offsets)
+    # The policy the offsets are checked under, and a lazy check of lengths (Dask's).
+    offsets_policy, pending, on_host = checked.policy, None, None
+    if checked.lengths:
+        on_host = _ids_from_host_lengths(checked, offsets)
+        if on_host is None:
+            offsets, offsets_policy, pending = _offsets_of_lengths(checked, offsets)
     data = engine.laid_out(data)
     rows = xp.reshape(data, (math.prod(shape[: axis + 1]), *shape[axis + 1 :]))
-    on_host = _ids_from_host(checked, offsets)
-    if on_host is not None:  # valid offsets, read now: no check left
+    if on_host is None:
+        on_host = _ids_from_host(checked, offsets)
+    if on_host is not None:  # valid offsets (or lengths), read now: no check left
         ids, policy = on_host
     else:
         ids, policy = _ids_from_offsets(xp, engine, offsets, shape, axis, rows), "ignore"
@@ -57,9 +66,94 @@ def _csr(
         result = xp.reshape(reduced, shape)
     else:
         result = xp.reshape(reduced, (*shape[:axis], checked.segments, *shape[axis + 1 :]))
-    if on_host is None and checked.policy == "error":
+    if on_host is None and offsets_policy == "error":
         result = _enforce_offsets(xp, engine, offsets, shape, axis, result)
+    if pending is not None:  # bad lengths raise when the (Dask) result is computed
+        bad, values, report = pending
+        result = engine.enforce_lazily(bad, values, report, result)
     return result
+
+
+def _offsets_of_lengths(checked: CsrRoute, lengths: Any) -> tuple[Any, str, Any]:
+    """``(offsets, policy, pending)``: the offsets that checked `lengths` make (each row's
+    running total from 0), the policy that reduces at them, and the lazy check of the
+    lengths where it waits for the (Dask) graph, else None: the array steps, where
+    :func:`_ids_from_host_lengths` does not serve.
+
+    Under ``"error"`` the lengths are checked as PyTorch checks them (none negative, each row
+    adding up to the data's length: :class:`~._plan.Lengths`'s ValueError): eagerly where
+    their values can be read now, in the graph on Dask. Offsets of lengths checked (now or in
+    the graph) are valid: ``"unchecked"``; under a JAX trace the lengths are not read, and
+    the offsets are checked as offsets (``"error"``). ``"unchecked"`` (the caller's promise)
+    checks nothing."""
+    xp, engine = checked.xp, checked.engine
+    wide = engine.wide_index_dtype(lengths)
+    offsets = xp.cumulative_sum(xp.astype(lengths, wide), axis=-1, include_initial=True, dtype=wide)
+    if checked.policy == "unchecked":
+        return offsets, "unchecked", None
+    found = _check_lengths(xp, engine, lengths, checked.shape[checked.axis])
+    pending = found if isinstance(found, tuple) else None
+    return offsets, "unchecked" if found is True or pending is not None else "error", pending
+
+
+def _ids_from_host_lengths(checked: CsrRoute, lengths: Any) -> tuple[Any, str] | None:
+    """For a small call whose `lengths` the host reads cheaply (as :func:`_ids_from_host`
+    offsets): the segment id of every row, written as a Python list, and ``"unchecked"``
+    (every row is in a segment), where the lengths are valid. Bad lengths raise the
+    ValueError of :func:`_check_lengths` under ``"error"``; under ``"unchecked"`` (and for a
+    larger call) None: the array steps."""
+    shape, axis, engine = checked.shape, checked.axis, checked.engine
+    n, batches = shape[axis], math.prod(shape[:axis])
+    size = math.prod(lengths.shape)
+    if engine.array_type is None or not size or max(size, batches * n) > _HOST_ROWS:
+        return None
+    if engine.index_access(lengths) != "now" or not engine.reads_cheaply(lengths):
+        return None
+    values = lengths.reshape(-1).tolist()
+    line = lengths.shape[-1]
+    totals = [sum(values[k : k + line]) for k in range(0, size, line)]
+    low, high = min(totals), max(totals)
+    if min(values) < 0 or low != n or high != n:
+        if checked.policy == "unchecked":
+            return None
+        if min(values) < 0:
+            msg = "lengths contains negative value!"
+            raise ValueError(msg)
+        raise ValueError(lengths_total_text(n, low if low != n else high))
+    ids: list[int] = []
+    for segment, length in enumerate(values):  # (each batch's segments, in one line)
+        ids += [segment] * length
+    wide = engine.wide_index_dtype(lengths)
+    return checked.xp.asarray(ids, dtype=wide, device=device_for_new(lengths)), "unchecked"
+
+
+def _check_lengths(xp: Any, engine: Engine, lengths: Any, n: int) -> tuple[Any, Any, Any] | bool:
+    """PyTorch's checks of `lengths`: none negative, each row adding up to `n`. Where the
+    values can be read now, a ValueError, else True where the offsets they make need no
+    check (each length at most `n`, so no total wrapped around); in a Dask graph ``(bad,
+    values, report)`` for ``enforce_lazily``, which raises the same ValueError when the
+    result is computed; under a JAX trace (or for no lengths) no check: False."""
+    access = engine.index_access(lengths)
+    if access not in ("now", "graph") or not math.prod(lengths.shape):
+        return False
+    wide = engine.wide_index_dtype(lengths)
+    if access == "graph":
+        values = xp.astype(lengths, wide)
+        totals = xp.sum(values, axis=-1, keepdims=True, dtype=wide)
+        last = xp.arange(lengths.shape[-1], dtype=wide) == lengths.shape[-1] - 1
+        wrong = last & (totals != n)
+        bad = (values < 0) | wrong
+        shown = xp.where(values < 0, values, xp.where(wrong, totals, xp.zeros_like(values)))
+        return bad, shown, Lengths("lengths", False, "data", (n,), 0)
+    smallest, largest = engine.value_range(lengths)
+    if smallest < 0:
+        msg = "lengths contains negative value!"
+        raise ValueError(msg)
+    totals = xp.sum(xp.astype(lengths, wide), axis=-1, dtype=wide)
+    low, high = engine.value_range(totals)
+    if low != n or high != n:
+        raise ValueError(lengths_total_text(n, low if low != n else high))
+    return largest <= n
 
 
 #: The toolkit's functions by their ``reduce=`` name.

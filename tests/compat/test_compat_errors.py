@@ -237,3 +237,61 @@ def test_negatives_from_the_end_are_named_as_written(name):
         np.asarray(computed(onnx_compat.gather(data, backend.asarray(np.array([-3, -1])), 1))),
         np.arange(12.0).reshape(3, 4)[:, [-3, -1]],
     )
+
+
+# torch.segment_reduce's lengths, made offsets by the core (_plan.SegmentsGiven): small ones
+# read on the host as one list, larger ones by array passes, Dask's in its graph; the values
+# are read on every call, whatever route a call of the same signature keeps.
+
+
+@pytest.mark.parametrize("segments", [3, 300])  # host list (<= 256 values), array passes
+def test_torch_segment_reduce_checks_lengths_on_every_call(segments):
+    rng = np.random.default_rng(segments)
+    lengths = rng.integers(0, 4, size=(2, segments))
+    n = int(lengths.sum(axis=1).max())
+    lengths[:, -1] += n - lengths.sum(axis=1)  # each row adds up to n
+    data = rng.standard_normal((2, n, 3))
+    want = np.zeros((2, segments, 3))  # the plain loop, in float64
+    for b in range(2):
+        start = 0
+        for s in range(segments):
+            for row in range(start, start + lengths[b, s]):
+                want[b, s] += data[b, row]
+            start += lengths[b, s]
+    for _ in range(2):  # a first call, then a repeat call of the signature
+        got = torch_compat.segment_reduce(data, "sum", lengths=lengths, axis=1)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    negative = lengths.copy()
+    negative[1, 0] -= 1 + negative[1, 0]  # -1, its row's total one less, so both are bad
+    with pytest.raises(ValueError, match=r"^lengths contains negative value!$"):
+        torch_compat.segment_reduce(data, "sum", lengths=negative, axis=1)
+    short = lengths.copy()
+    short[0, -1] -= 1 if short[0, -1] else -1
+    total = int(short[0].sum())
+    with pytest.raises(
+        ValueError,
+        match=rf"^lengths must add up to data.shape\[axis\] = {n} along their last axis "
+        rf"\(unless unsafe=True\); got a total of {total}$",
+    ):
+        torch_compat.segment_reduce(data, "sum", lengths=short, axis=1)
+
+
+def test_torch_segment_reduce_checks_dask_lengths_when_computed():
+    import dask.array as da
+
+    data = da.from_array(np.arange(6.0), chunks=2)
+    got = torch_compat.segment_reduce(data, "max", lengths=da.from_array(np.array([1, 0, 5])))
+    np.testing.assert_array_equal(got.compute(), [0.0, -np.inf, 5.0])
+    bad = torch_compat.segment_reduce(data, "sum", lengths=da.from_array(np.array([4, -1, 3])))
+    with pytest.raises(ValueError, match=r"^lengths contains negative value!$"):
+        bad.compute()
+
+
+def test_torch_index_put_checks_index_values_on_every_call():
+    x = np.zeros((3, 4))
+    rows, cols = np.array([0, 2]), np.array([1, 3])
+    for _ in range(2):  # a first call, then a repeat call of the signature
+        got = torch_compat.index_put(x, (rows, cols), np.array([5.0, 6.0]))
+        np.testing.assert_array_equal(got, [[0, 5, 0, 0], [0, 0, 0, 0], [0, 0, 0, 6]])
+    with pytest.raises(IndexError, match=r"^indices\[1\] = \[2, 4\] does not index into input"):
+        torch_compat.index_put(x, (rows, np.array([1, 4])), np.array([5.0, 6.0]))

@@ -60,9 +60,17 @@ _TF_POLICIES = ("", "DEFAULT", "ERROR", "IGNORE")
 
 
 def _ways(name: str, core: str, *, policy: bool = False) -> dict[str, str]:
-    """The ways out front end `name` has where index values cannot be checked."""
-    front = f"portagather.compat.tensorflow.{name}"
-    return ways_out(front, core, "bad_indices_policy" if policy else None)
+    """The ways out front end `name` has where index values cannot be checked (kept per
+    front end: every call of one reads them)."""
+    key = (name, core, policy)
+    ways = _WAYS.get(key)
+    if ways is None:
+        front = f"portagather.compat.tensorflow.{name}"
+        ways = _WAYS[key] = ways_out(front, core, "bad_indices_policy" if policy else None)
+    return ways
+
+
+_WAYS: dict[tuple[str, str, bool], dict[str, str]] = {}
 
 
 def _policy(bad_indices_policy: str) -> Any:

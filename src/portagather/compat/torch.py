@@ -46,9 +46,8 @@ What differs from PyTorch:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import Any
 
 import array_api_compat as aac
 import numpy as np
@@ -58,29 +57,30 @@ from .._arguments import (
     SEGMENT_REDUCTIONS,
     Operation,
     Route,
-    arrays,
-    as_arrays,
-    call_key,
-    check_index_dtype,
     check_python_values,
-    check_segment_dtype,
     counting_route,
-    fitted_updates,
     gather_call,
     int_argument,
     is_array,
-    keep,
     one_of,
+    parts_call,
+    python_values,
     scatter_call,
-    static_shape,
 )
 from .._arrays import dtype_kind, dtype_name, per_segment, reduction_identity
 from .._errors import BadIndex
-from .._plan import GatherPlan, plan_gather, plan_gather_d
-from .._segment_csr import segment_csr as pg_segment_csr
+from .._plan import GatherPlan, SegmentsGiven, plan_gather, plan_gather_d
+from .._segment_csr import _csr as pg_csr
 from .._types import Reduction
-from ..engines import engine_for
-from ._common import as_int, plan_gather_nd_from_end, renamed, torch_deterministic, ways_out
+from ..engines import KEYED_ENGINES, engine_for
+from ._common import (
+    as_int,
+    namespace_of,
+    plan_gather_nd_from_end,
+    renamed,
+    torch_deterministic,
+    ways_out,
+)
 
 __all__ = [
     "gather",
@@ -150,19 +150,45 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
     array([50, 10])
     """
     if dim is None:  # PyTorch gathers from the flattened input, rejecting negatives
-        with renamed(_NAMES):
-            xp, input, indices, as_values = arrays(input, indices, "x", "indices")
-        # (Laid out first: Dask's reshape fails on zero-size chunks.)
-        laid_out = engine_for(xp).laid_out
-        if as_values:
-            flat = np.reshape(indices, (-1,)).tolist()
-        else:
-            flat = xp.reshape(laid_out(indices), (-1,))
-        flat_input = xp.reshape(laid_out(input), (-1,))
-        return _gather(_GATHER_FLAT, flat_input, 0, flat, "take_along_dim")
+        with renamed(_NAMES, _FLAT_WAYS):
+            engine = KEYED_ENGINES.get(type(input))
+            if engine is not None and type(indices) is type(input):  # (the common call)
+                flat_input, flat = _flat_array(engine, input), _flat_array(engine, indices)
+            else:
+                # (Python values as data stay NumPy's, in their dtype, unless the index is
+                # an array of another namespace, whose arrays they then become, as the core
+                # makes them from a list.)
+                listed = is_array(indices) and not isinstance(indices, np.ndarray)
+                flat_input = _flat(input, "x", text=True, listed=listed)
+                flat = _flat(indices, "indices")
+            route, flat_input, flat = gather_call(_GATHER_FLAT, flat_input, flat, _AXIS_0,
+                                                  "error", 0)  # fmt: skip
+            return _api.gather_route(route, flat_input, flat, _GATHER_FLAT, _AXIS_0)
     front = "portagather.compat.torch.take_along_dim"
     with renamed(_NAMES, ways_out(front, "take_along_axis")):
         return _api.take_along_axis(input, indices, axis=dim)
+
+
+#: ``take_along_dim(dim=None)``'s ways out, and its gather's axis.
+_FLAT_WAYS = ways_out("portagather.compat.torch.take_along_dim", "gather_d")
+_AXIS_0 = (0,)
+
+
+def _flat_array(engine: Any, x: Any) -> Any:
+    """Array `x` of `engine` as a vector (laid out first: Dask's reshape fails on zero-size
+    chunks)."""
+    return x if x.ndim == 1 else engine.xp.reshape(engine.laid_out(x), (-1,))
+
+
+def _flat(x: Any, name: str, text: bool = False, listed: bool = True) -> Any:
+    """`x` flattened for ``take_along_dim(dim=None)``: an array as a vector of its namespace
+    (laid out first: Dask's reshape fails on zero-size chunks), Python values (their kind
+    checked, as the core checks it) as a flat list (else, not `listed`, a flat NumPy array),
+    which the core's checked call takes."""
+    if is_array(x):
+        return _flat_array(engine_for(namespace_of(x)), x)
+    values = python_values(x, name, text=text).reshape(-1)
+    return values.tolist() if listed else values
 
 
 def _renamed(name: str, src_name: str = "src") -> renamed:
@@ -559,87 +585,15 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
     array([[0, 0],
            [7, 7]])
     """
-    if not isinstance(indices, tuple | list) or not indices:
-        msg = f"indices must be a non-empty tuple of index arrays; got {indices!r}"
-        raise TypeError(msg)
     reduce = "add" if accumulate else "update"
     ordered = accumulate and torch_deterministic()
-    key, kept = call_key((_INDEX_PUT, reduce), input, *indices, values)
-    if kept is None:  # the checks of the tuple, once per key
-        input, parts, (xp, common, one_shape) = _index_tuple(input, indices)
-        route = None
-    else:
-        parts, (xp, common, one_shape, route) = list(indices), kept
-    # One index array of vectors, of the tuple's arrays broadcast together: scatter_nd's, in
-    # their one dtype (the core reads it, an unsigned one too) or the integer dtype they
-    # promote to, which holds every value of each.
-    if common is not None:
-        parts = [i if i.dtype == common else xp.astype(i, common) for i in parts]
-    if not one_shape:
-        parts = xp.broadcast_arrays(*parts)
-    vectors = xp.stack(parts, axis=-1)
-    with renamed(
-        {"updates": "values"}, ways_out("portagather.compat.torch.index_put", "scatter_nd")
-    ):
-        if route is None:  # the core's checked call, kept with the tuple's checks
-            route, input, vectors, values = scatter_call(
-                _INDEX_PUT, input, vectors, values, (), reduce, "error", False, False, ordered
-            )
-            keep(key, (xp, common, one_shape, route))
-        elif not route.updates_as_given:  # the cast or broadcast of the first call
-            shape, fit = route.plan.out_shape, _INDEX_PUT.updates_fit
-            values = fitted_updates(route.xp, values, input.dtype, shape, fit)
+    with renamed(_PUT_NAMES, ways_out("portagather.compat.torch.index_put", "scatter_nd")):
+        route, input, vectors, values = parts_call(_INDEX_PUT, input, indices, values, reduce,
+                                                   ordered)  # fmt: skip
         return _api.scatter_route(route, input, vectors, values, ordered)
 
 
-def _index_tuple(input: Any, indices: Any) -> tuple[Any, list[Any], tuple[Any, Any, bool]]:
-    """``(input, parts, (xp, common, one_shape))``: ``index_put``'s checks of its tuple of
-    index arrays, in the core's order (each array's kind, then how many there are and
-    whether they broadcast, then their dtypes): `input` and the index arrays as arrays of
-    `xp`; the integer dtype they are cast to where they have several (else None); whether
-    they have one shape (nothing to broadcast)."""
-    with renamed(_NAMES):
-        converted = [as_arrays(input, i, "input", "indices")[1:] for i in indices]
-    input = converted[0][0]
-    xp = aac.array_namespace(input)
-    depth = len(converted)
-    if depth > input.ndim:
-        msg = f"indices must index at most input.ndim = {input.ndim} axes; got {depth}"
-        raise ValueError(msg)
-    shapes = [static_shape(i, "indices") for _, i in converted]  # (Dask: known sizes)
-    one_shape = len(set(shapes)) == 1  # the common call: nothing to broadcast
-    if not one_shape:
-        try:
-            np.broadcast_shapes(*shapes)
-        except ValueError:
-            msg = f"indices must be arrays that broadcast together; got shapes {shapes}"
-            raise ValueError(msg) from None
-    for (_, i), given in zip(converted, indices, strict=True):
-        if i is given:  # (an index given as values was checked as it became an array)
-            check_index_dtype(xp, i, "indices")
-    parts = [i for _, i in converted]
-    dtypes = list(dict.fromkeys(i.dtype for i in parts))
-    common = _promoted_integer(xp, dtypes) if len(dtypes) > 1 else None
-    return input, parts, (xp, common, one_shape)
-
-
-def _promoted_integer(xp: Any, dtypes: list[Any]) -> Any:
-    """The integer dtype that index arrays of `dtypes` promote to and that holds every value
-    of each, or a TypeError where there is none (int64 with uint64: NumPy promotes them to
-    float64, PyTorch to int64)."""
-    try:
-        common = xp.result_type(*dtypes)
-        holds = bool(xp.isdtype(common, "integral")) and all(
-            xp.iinfo(common).min <= xp.iinfo(d).min and xp.iinfo(d).max <= xp.iinfo(common).max
-            for d in dtypes
-        )  # (PyTorch promotes uint64 with int64 to int64)
-    except (TypeError, ValueError, RuntimeError):  # no promotion (array-api-strict)
-        holds = False
-    if not holds:
-        names = ", ".join(dtype_name(d) for d in dtypes)
-        msg = f"indices must be index arrays whose dtypes promote to an integer dtype; got {names}"
-        raise TypeError(msg)
-    return common
+_PUT_NAMES = {"updates": "values"}
 
 
 def segment_reduce(
@@ -689,85 +643,58 @@ def segment_reduce(
     if (lengths is None) == (offsets is None):
         msg = "segment_reduce takes lengths= or offsets=, one of the two"
         raise ValueError(msg)
-    name = "lengths" if offsets is None else "offsets"
     given = lengths if offsets is None else offsets
-    key, xp = call_key((_SEGMENT_REDUCE, reduce, name, type(axis), axis), data, given)
-    if xp is None:  # the checks before the values, once per key
-        xp, data, given = _checked_segments(data, reduce, given, name, axis)
-        keep(key, xp)
-    pending = None
-    checked = unsafe  # the offsets need no check (a promise, or lengths checked now)
-    if offsets is None:
-        if not unsafe:
-            lengths_checked = _check_lengths(xp, given, data.shape[given.ndim - 1])
-            if isinstance(lengths_checked, tuple):
-                pending = lengths_checked
-            checked = lengths_checked is True
-        wide = engine_for(xp).wide_index_dtype(given)
-        offsets = xp.cumulative_sum(
-            xp.astype(given, wide), axis=-1, include_initial=True, dtype=wide
-        )
-    else:
-        offsets = given
-    # Offsets made from lengths checked now are valid, and those checked in the graph are
-    # checked with them.
-    policy = "unchecked" if checked or pending is not None else "error"
-    result = _reduced(xp, data, offsets, reduce, policy, initial)
-    if pending is not None:  # bad lengths raise when the (Dask) result is computed
-        result = engine_for(xp).enforce_lazily(*pending, result)
-    return result
+    form = _form(offsets is None, as_int(axis), reduce)
+    # Offsets made from lengths checked by the core are valid; unsafe ones are a promise.
+    return _reduced(data, given, form, reduce, "unchecked" if unsafe else "error", initial)
 
 
-#: The options of a ``segment_reduce`` call's key (``_arguments.call_key``).
-_SEGMENT_REDUCE = "compat.torch.segment_reduce"
+def _form(lengths: bool, axis: Any, reduce: str) -> SegmentsGiven:
+    """The core's form of a ``segment_reduce`` call's segments (``_plan.SegmentsGiven``), one
+    per form: a call's key holds it."""
+    key = (lengths, type(axis), axis, reduce)
+    try:
+        form = _FORMS.get(key)
+    except TypeError:  # an axis that cannot be hashed (the core names it)
+        return SegmentsGiven(lengths, axis, reduce)
+    if form is None:
+        form = _FORMS[key] = SegmentsGiven(lengths, axis, reduce)
+    return form
 
 
-def _checked_segments(
-    data: Any, reduce: str, given: Any, name: str, axis: Any
-) -> tuple[Any, Any, Any]:  # fmt: skip
-    """``(xp, data, given)``: ``segment_reduce``'s checks before the values (the kinds, the
-    dtype of the `lengths` or `offsets` given (`name`), `axis`, the data's dtype), with the
-    data and `given` as arrays of `xp`."""
-    xp, data, given = as_arrays(data, given, "data", name)
-    check_index_dtype(xp, given, name)
-    axis = as_int(axis)
-    if not isinstance(axis, int) or not -data.ndim <= axis < data.ndim:
-        msg = f"axis must be an int in [-data.ndim, data.ndim); got {axis!r}"
-        raise ValueError(msg)
-    if axis % data.ndim != given.ndim - 1:
-        msg = (
-            f"axis must be the last axis of {name} ({name}.ndim - 1 = {given.ndim - 1}); got {axis}"
-        )
-        raise ValueError(msg)
-    check_segment_dtype(xp, reduce, data.dtype, f'segment_csr(reduce="{reduce}")')  # before values
-    return xp, data, given
+_FORMS: dict[tuple[Any, ...], SegmentsGiven] = {}
 
 
-def _reduced(xp: Any, data: Any, offsets: Any, reduce: str, policy: str, initial: Any) -> Any:
-    """:func:`segment_reduce` of `data` split by checked `offsets`: the core's reduction,
-    but a mean with `initial` or of floating data (NaN where empty) from the sum and the
-    count."""
-    kind = dtype_kind(xp, data.dtype) if reduce == "mean" else None
-    floating = kind in ("real floating", "complex floating")
-    if reduce == "mean" and (initial is not None or floating):
-        total = pg_segment_csr(data, offsets, reduce="sum", bad_indices=policy,
-                               deterministic=torch_deterministic())  # fmt: skip
-        count = per_segment(xp, offsets[..., 1:] - offsets[..., :-1], total)
+def _reduced(
+    data: Any, given: Any, form: SegmentsGiven, reduce: str, policy: str, initial: Any
+) -> Any:  # fmt: skip
+    """:func:`segment_reduce` of `data` split by the `given` lengths or offsets (`form`),
+    under `policy`: the core's reduction, but a mean with `initial` or of floating data (NaN
+    where empty) from the sum and the count."""
+    if reduce == "mean" and (initial is not None or _floating(data)):
+        total = pg_csr(data, given, "sum", policy, 0, None, torch_deterministic(), form)
+        xp = namespace_of(total)
+        if not is_array(given):  # (checked by the core: integers it holds)
+            given = xp.asarray(np.asarray(given), device=aac.device(total))
+        count = given if form.lengths else given[..., 1:] - given[..., :-1]
+        count = per_segment(xp, count, total)
         filled = count > 0
+        dtype = total.dtype  # the data's
+        floating = dtype_kind(xp, dtype) in ("real floating", "complex floating")
         if initial is not None:
             total = total + initial
         divisor = xp.maximum(count, xp.ones_like(count))
         if floating:
-            mean = total / xp.astype(divisor, data.dtype)
+            mean = total / xp.astype(divisor, dtype)
         else:
-            mean = xp.astype(xp.floor_divide(total, xp.astype(divisor, total.dtype)), data.dtype)
+            mean = xp.astype(xp.floor_divide(total, xp.astype(divisor, total.dtype)), dtype)
         empty = xp.nan if initial is None else initial
         return xp.where(filled, mean, xp.full_like(mean, empty))
     deterministic = reduce in ("sum", "mean") and torch_deterministic()
-    result = pg_segment_csr(data, offsets, reduce=reduce, bad_indices=policy,
-                            deterministic=deterministic)  # fmt: skip
+    result = pg_csr(data, given, reduce, policy, 0, None, deterministic, form)
     if initial is None or reduce == "mean":
         return result
+    xp = namespace_of(result)
     start = xp.full_like(result, initial)
     if reduce == "sum":
         return result + start
@@ -776,51 +703,25 @@ def _reduced(xp: Any, data: Any, offsets: Any, reduce: str, policy: str, initial
     return xp.maximum(result, start) if reduce == "max" else xp.minimum(result, start)
 
 
-@dataclass(frozen=True)
-class _Lengths(BadIndex):
-    """A bad entry of `lengths` found in a Dask graph, raised as the eager check's
-    ValueError: a negative length (its value), or a row's last entry (its row's total)."""
+def _floating(data: Any) -> bool:
+    """Whether `data` is floating or complex (an array's dtype, kept per type and dtype;
+    Python values as NumPy reads them, whose kind the core's array keeps)."""
+    if not is_array(data):
+        try:
+            return python_values(data, "data", text=True).dtype.kind in "fc"
+        except (TypeError, ValueError):  # (the core's checks name it)
+            return False
+    key: tuple[type, Any] | None = (type(data), data.dtype)
+    try:
+        found = _FLOATING.get(key)  # type: ignore[arg-type]
+    except TypeError:  # a dtype that cannot be hashed
+        found, key = None, None
+    if found is None:
+        kind = dtype_kind(namespace_of(data), data.dtype)
+        found = kind in ("real floating", "complex floating")
+        if key is not None:
+            _FLOATING[key] = found
+    return found
 
-    error: ClassVar[type[Exception]] = ValueError
 
-    def text(self, position: tuple[Any, ...], value: object) -> str:  # noqa: ARG002
-        if isinstance(value, int) and value < 0:
-            return "lengths contains negative value!"
-        return _total_text(self.data_shape[0], value)
-
-
-def _total_text(n: int, total: object) -> str:
-    return (
-        f"lengths must add up to data.shape[axis] = {n} along their last axis (unless "
-        f"unsafe=True); got a total of {total}"
-    )
-
-
-def _check_lengths(xp: Any, lengths: Any, n: int) -> tuple[Any, Any, BadIndex] | bool:
-    """PyTorch's checks of `lengths`: none negative, each row adding up to `n`. Where the
-    values can be read now, a ValueError, else True where the offsets they make need no
-    check (each length at most `n`, so no total wrapped around); in a Dask graph ``(bad,
-    values, report)`` for ``enforce_lazily``, which raises the same ValueError when the
-    result is computed; under a JAX trace (or for no lengths) no check: False."""
-    engine = engine_for(xp)
-    access = engine.index_access(lengths)
-    if access not in ("now", "graph") or not math.prod(lengths.shape):
-        return False
-    wide = engine.wide_index_dtype(lengths)
-    if access == "graph":
-        values = xp.astype(lengths, wide)
-        totals = xp.sum(values, axis=-1, keepdims=True, dtype=wide)
-        last = xp.arange(lengths.shape[-1], dtype=wide) == lengths.shape[-1] - 1
-        wrong = last & (totals != n)
-        bad = (values < 0) | wrong
-        shown = xp.where(values < 0, values, xp.where(wrong, totals, xp.zeros_like(values)))
-        return bad, shown, _Lengths("lengths", False, "data", (n,), 0)
-    smallest, largest = engine.value_range(lengths)
-    if smallest < 0:
-        msg = "lengths contains negative value!"
-        raise ValueError(msg)
-    totals = xp.sum(xp.astype(lengths, wide), axis=-1, dtype=wide)
-    low, high = engine.value_range(totals)
-    if low != n or high != n:
-        raise ValueError(_total_text(n, low if low != n else high))
-    return largest <= n
+_FLOATING: dict[tuple[type, Any], bool] = {}
