@@ -1,7 +1,7 @@
-"""Every option of every public function is part of its call's key (``_arguments.call_key``).
+"""Every option of every public function is part of its call's key (``_routes.call_key``).
 
 A keyed engine (NumPy, PyTorch) checks a call once per key and keeps what the checks found as
-the key's route (``_arguments._ROUTES``); a repeat call of the key runs that route with no
+the key's route (``_routes._ROUTES``); a repeat call of the key runs that route with no
 check. The keys are written by hand beside each entry point, so an option left out of one
 would let a call with another value of the option run the route of the first: a wrong
 answer, or no error where the checks raise one. Here, for every parameter of every public
@@ -28,7 +28,7 @@ import pytest
 import torch
 
 import portagather as pg
-from portagather import _arguments
+from portagather import _routes
 from portagather.compat import mindspore as ms_compat
 from portagather.compat import onnx as onnx_compat
 from portagather.compat import tensorflow as tf_compat
@@ -446,12 +446,12 @@ def test_an_option_keys_the_route(engine, name, option):
     assert option in options, f"{name}'s option {option!r} has no (warm, other) values in TABLE"
     convert = ENGINES[engine]
     warm, other = ({option: value} for value in options[option])
-    _arguments._ROUTES.clear()
+    _routes._ROUTES.clear()
     first = _outcome(name, convert, warm)
     assert _outcome(name, convert, warm) == first  # the second call finds the route
-    assert _arguments._ROUTES or name in UNKEYED, f"{name} kept no route: nothing was tested"
+    assert _routes._ROUTES or name in UNKEYED, f"{name} kept no route: nothing was tested"
     after_warm = _outcome(name, convert, other)
-    _arguments._ROUTES.clear()
+    _routes._ROUTES.clear()
     cold = _outcome(name, convert, other)
     assert after_warm == cold, f"{option}={options[option][1]!r} after {options[option][0]!r}"
     if f"{name}:{option}" not in SAME_ANSWER:

@@ -18,17 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ._arguments import (
-    SEGMENT_SCATTERS,
-    Operation,
-    Route,
-    SegmentCall,
-    SegmentRoute,
-    SegmentScatters,
-    gather_call,
-    scatter_call,
-    segment_call,
-)
+from ._arguments import SEGMENT_SCATTERS
 from ._arguments import int_argument as _int_argument
 from ._arrays import Unread, divided_mean, fill_array
 from ._deterministic import tree_scatter, tree_segments
@@ -40,6 +30,16 @@ from ._plan import (
     plan_gather_d,
     plan_gather_nd,
     plan_take_along_axis,
+)
+from ._routes import (
+    Operation,
+    Route,
+    SegmentCall,
+    SegmentRoute,
+    SegmentScatters,
+    gather_call,
+    scatter_call,
+    segment_call,
 )
 from ._scatter import ScatterPromises
 from ._types import Array, IndexLike, Policy, Reduction, Scalar
@@ -92,7 +92,7 @@ def run_gather(
     fill_value: object,
 ) -> Any:
     """The pipeline every gather shares, as one straight line: the route of the checked call
-    (``_arguments.gather_call``: its checks run once per call signature), then the steps on
+    (``_routes.gather_call``: its checks run once per call signature), then the steps on
     the index values."""
     route, data, indices = gather_call(op, data, indices, arguments, bad_indices, fill_value)
     return gather_route(route, data, indices, op, arguments)
@@ -139,7 +139,7 @@ def run_scatter(
     indices_are_sorted: object,
     deterministic: object = False,
 ) -> Any:
-    """The scatters' pipeline: the route of the checked call (``_arguments.scatter_call``),
+    """The scatters' pipeline: the route of the checked call (``_routes.scatter_call``),
     then one scatter of the updates at the places the gather would read, under the caller's
     promises about the index (with `deterministic`, a floating add or multiply in the one
     order of ``_deterministic``)."""

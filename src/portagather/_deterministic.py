@@ -41,7 +41,7 @@ from ._scatter import flat_targets, target_axes
 from .engines.tree import PADDING, combine, widened
 
 if TYPE_CHECKING:
-    from ._arguments import Route, SegmentCall
+    from ._routes import Route, SegmentCall
 
 
 def tree_segments(call: SegmentCall, data: Any, ids: Any) -> tuple[Any, Any] | None:

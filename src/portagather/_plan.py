@@ -3,7 +3,7 @@
 A plan holds shapes, axes, the index depth and how to describe a bad index; no arrays, no
 namespace, no functions. Plans are kept per call signature in one place (the shapes and the
 integer arguments: ``_arguments.plan_for``; a keyed call's whole route, with its plan, by
-``_arguments.call_key``), so a call in a loop pays for the shape arithmetic once.
+``_routes.call_key``), so a call in a loop pays for the shape arithmetic once.
 Every argument error about shapes and axes is raised here, as a ``ValueError`` naming the
 argument as the caller wrote it and its valid range.
 """

@@ -13,17 +13,12 @@ from typing import Any
 import array_api_compat as aac
 
 from ._api import segment_route
-from ._arguments import (
-    SEGMENT_REDUCTIONS,
-    CsrRoute,
-    check_empty_value,
-    csr_call,
-    csr_segment_call,
-)
+from ._arguments import SEGMENT_REDUCTIONS, check_empty_value
 from ._arrays import device_for_new, searchsorted_positions
 from ._errors import raise_first_bad
 from ._indices import to_wide
 from ._plan import Offsets, symbolic_size
+from ._routes import CsrRoute, csr_call, csr_segment_call
 from ._segment import filled_empty
 from ._segment_toolkit import (
     segment_argmax,

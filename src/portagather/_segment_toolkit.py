@@ -1,7 +1,7 @@
 """The segment toolkit: softmax, log-softmax, logsumexp, argmax/argmin, variance, standard
 deviation, counts and ``bincount``, written once over the segment reductions.
 
-Each function is one checked call (``_arguments.segment_call``, with its name in the
+Each function is one checked call (``_routes.segment_call``, with its name in the
 messages), then the ids made valid once under the call's policy (:class:`_Segments`), then
 only reductions by valid ids (``_api.segment_reduce`` with ``"unchecked"``: on NumPy and
 PyTorch the backend's own kernel, on Dask its plan by size) and gathers by the same ids,
@@ -27,7 +27,6 @@ from ._arguments import (
     int_argument,
     is_array,
     python_values,
-    segment_call,
 )
 from ._arrays import (
     device_for_new,
@@ -40,6 +39,7 @@ from ._arrays import (
 from ._errors import raise_first_bad
 from ._indices import Components, normalize
 from ._plan import plan_segments
+from ._routes import segment_call
 from ._segment import filled_empty
 from .engines import engine_for
 

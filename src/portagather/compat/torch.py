@@ -56,27 +56,21 @@ import numpy as np
 from .. import _api
 from .._arguments import (
     SEGMENT_REDUCTIONS,
-    Operation,
-    Route,
     arrays,
     as_arrays,
-    call_key,
     check_index_dtype,
     check_python_values,
     check_segment_dtype,
-    counting_route,
     fitted_updates,
-    gather_call,
     int_argument,
     is_array,
-    keep,
     one_of,
-    scatter_call,
     static_shape,
 )
 from .._arrays import dtype_kind, dtype_name, per_segment, reduction_identity
 from .._errors import BadIndex
 from .._plan import GatherPlan, plan_gather, plan_gather_d
+from .._routes import Operation, Route, call_key, counting_route, gather_call, keep, scatter_call
 from .._segment_csr import segment_csr as pg_segment_csr
 from .._types import Reduction
 from ..engines import engine_for
@@ -709,7 +703,7 @@ def segment_reduce(
     return result
 
 
-#: The options of a ``segment_reduce`` call's key (``_arguments.call_key``).
+#: The options of a ``segment_reduce`` call's key (``_routes.call_key``).
 _SEGMENT_REDUCE = "compat.torch.segment_reduce"
 
 

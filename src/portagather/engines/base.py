@@ -41,7 +41,7 @@ class Engine:
     #: Whether an eager call runs as one compiled computation (:meth:`compiled`): where each
     #: operation of an eager call costs a dispatch of its own.
     compiles_eager_calls = False
-    #: The array type whose calls this engine keys (``_arguments.call_key``): a repeat call
+    #: The array type whose calls this engine keys (``_routes.call_key``): a repeat call
     #: of the same signature then skips the argument checks. None: not keyed (every call checked).
     array_type: type | None = None
     #: A segment reduction by a plan of this engine's own, or None where it has none (the

@@ -1,0 +1,631 @@
+"""The routes of checked calls, and the entry points that find or make them.
+
+Each public function (the gathers, the scatters, the segment reductions and ``segment_csr``,
+and each compat front end through them) passes its arguments to one entry point here
+(:func:`gather_call`, :func:`scatter_call`, :func:`segment_call`, :func:`csr_call`), which
+runs the checks of ``_arguments`` in their one order and returns the checked call.
+
+A call is checked once per call signature: the first call of a key (:func:`call_key`: the
+operation, the options as written, each array's type, shape, dtype and device) runs the
+checks and keeps what they found as a data-only route (:class:`Route`, :class:`SegmentRoute`,
+:class:`CsrRoute`); a repeat call finds it with one dictionary lookup and runs no check (the
+idea of einops' cached recipe). The values of an index are never part of a key: the policy
+reads them on every call. Only arrays are keyed: a call with Python values, an option that
+cannot be hashed, or arrays of a type whose engine keeps no key (JAX, Dask, ndonnx,
+array-api-strict, whose calls either compile once per shape already or are lazy) runs every
+check each time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ._arguments import (
+    _CSR_DTYPES,
+    _CSR_POLICIES,
+    CSR_REDUCTIONS,
+    SEGMENT_SCATTERS,
+    Updates,
+    _num_segments_argument,
+    _offset_values,
+    _Pair,
+    _read_num_segments,
+    _values_array,
+    check_deterministic,
+    check_fill_value,
+    check_num_segments,
+    check_promises,
+    check_reduce,
+    check_reduce_dtype,
+    check_segment_dtype,
+    check_sorted_vector,
+    fill_value_kind,
+    fill_value_shape,
+    fitted_updates,
+    one_of,
+    plan_for,
+    static_shape,
+)
+from ._arrays import dtype_kind, dtype_name, mean_division, reduction_identity
+from ._indices import normalize_policy, resolve_default
+from ._plan import GatherPlan, plan_segments, symbolic_size
+from ._scatter import NO_PROMISES, ScatterPromises
+from .engines import KEYED_ENGINES, Engine, engine_for
+
+# -- the operations, and the routes of checked calls ----------------------------------------
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Operation:
+    """A public function as the checks and the pipeline see it: the names its arguments have
+    in messages (data, index, and the updates of a scatter), the planner of its shapes, and
+    which updates shapes fit a scatter (:func:`scatter_call`). Compared and hashed by
+    identity: a call's key holds the module's own constant."""
+
+    names: tuple[str, ...]
+    planner: Callable[..., GatherPlan]
+    updates_fit: str = "exact"
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """What the checks of one call signature found: nothing but data, the engine, and the
+    engine's checked kernel for it.
+
+    `policy` is the canonical policy (``"default"`` until the call knows how its index values
+    can be seen); `fill` what ``check_fill_value`` made of ``fill_value`` (gathers);
+    `reduction` the reduction the engine runs (scatters: ``"max"`` for ``"add"`` on bool).
+    `kernel` is :meth:`Engine.checked_gather` or :meth:`Engine.checked_scatter` of the route:
+    the whole call for a valid index, or None where it does not serve (the policy decides).
+    `updates_as_given`: a scatter's updates of this key have the data's dtype and the
+    result's shape as the caller gives them (else every call casts, cuts or broadcasts
+    them: :func:`fitted_updates`); True for a gather. Every field is given (no defaults):
+    torch.compile traces a route's making, and cannot trace a default object's."""
+
+    xp: Any
+    engine: Engine
+    plan: GatherPlan
+    policy: str
+    fill: Any
+    reduction: str
+    promises: ScatterPromises
+    kernel: Callable[..., Any] | None
+    updates_as_given: bool
+
+
+def kernel_applies(engine: Engine, plan: GatherPlan, policy: str) -> bool:
+    """Whether a checked kernel may answer calls of `plan` under `policy`: the policy leaves
+    every valid index as it is (TensorFlow's default is "error" wherever such a kernel
+    applies, since it applies only where the values can be read now), and the pipeline has
+    no answer of its own (an empty result, an empty axis)."""
+    return (
+        engine.gathers_checked
+        and policy in ("error", "unchecked", "default")
+        and not plan.reads_nothing
+        and 0 not in plan.axis_sizes
+    )
+
+
+def call_key(options: tuple[Any, ...], *arrays: Any) -> tuple[Any, Any]:
+    """``(key, route)``: the key of a call with these `options` and these arrays, and the
+    route kept for it (a :class:`Route`, :class:`SegmentRoute` or :class:`CsrRoute`), or
+    None. The key is None where the call cannot be keyed: arrays of two types, of a type
+    with no keyed engine, Python values, or an option that cannot be hashed (a list as
+    ``bad_indices``, an array).
+
+    Each option comes after its type where a value of another type could compare equal:
+    ``0``, ``0.0``, ``False`` and ``np.int8(0)`` compare equal and hash alike, yet the
+    checks treat them differently. One function for the key and the lookup: every call
+    pays for it."""
+    kind = type(arrays[0])
+    engine = KEYED_ENGINES.get(kind)
+    if engine is None:
+        return None, None
+    for array in arrays:
+        if type(array) is not kind:
+            return None, None
+    keys = engine.route_keys(arrays)
+    if keys is None:
+        return None, None
+    key = (options, keys)
+    try:
+        return key, _ROUTES.get(key)
+    except TypeError:
+        return None, None
+
+
+#: Routes by key. A program calls a bounded number of signatures; the bound keeps a program
+#: that calls an unbounded number (shapes that grow) from holding on to every one.
+_ROUTES: dict[tuple[Any, ...], Any] = {}
+_MAX_ROUTES = 1024
+
+
+def _by_value(option: object) -> bool:
+    """Whether `option` hashes by its value, so that it may key a route: a Python or NumPy
+    scalar. A PyTorch tensor hashes by identity, and one filled in place between two calls
+    would find the route of its old value."""
+    return type(option) in _SCALAR_TYPES or isinstance(option, np.generic)
+
+
+_SCALAR_TYPES = frozenset((bool, int, float, complex, str))
+
+
+def keep(key: tuple[Any, ...] | None, route: Any) -> None:
+    """Keep `route` for later calls of `key` (where :func:`call_key` made one)."""
+    if key is None:
+        return
+    if len(_ROUTES) >= _MAX_ROUTES:
+        _ROUTES.clear()
+    _ROUTES[key] = route
+
+
+# -- the entry points: a checked call, or the route kept for its key ------------------------
+
+
+def gather_call(
+    op: Operation,
+    data: Any,
+    indices: Any,
+    arguments: tuple[Any, ...],
+    bad_indices: object,
+    fill_value: object,
+) -> tuple[Route, Any, Any]:
+    """``(route, data, indices)`` of a gather: its :class:`Route`, found by the call's key or
+    made from every argument checked (once per key), and the data and the index as arrays
+    of the route's namespace. `arguments` are the planner's integer arguments after `op`'s
+    shapes, as :func:`int_argument` read them."""
+    options = (op, arguments, type(bad_indices), bad_indices, type(fill_value), fill_value)
+    key, route = call_key(options, data, indices) if _by_value(fill_value) else (None, None)
+    if route is not None:
+        return route, data, indices
+    policy = normalize_policy(bad_indices)
+    data_name, index_name = op.names
+    pair = _Pair(data, indices, data_name, index_name)
+    default_fill = type(fill_value) is int and fill_value == 0
+    if not default_fill:
+        fill_value_kind(fill_value)
+    plan = plan_for(op.planner, pair.data, pair.indices, data_name, index_name, arguments)
+    if not default_fill:
+        fill_value_shape(fill_value)
+    xp = pair.xp
+    data = pair.data_array()
+    pair.check_index_dtype()
+    fill = 0 if default_fill else check_fill_value(xp, fill_value, data.dtype)
+    engine = engine_for(xp)
+    indices = pair.index_array(data, engine, plan, policy)
+    kernel = None
+    if kernel_applies(engine, plan, policy):
+        kernel = engine.checked_gather(plan, indices.shape, indices.dtype, policy)
+    route = Route(xp, engine, plan, policy, fill, "update", NO_PROMISES, kernel, True)
+    keep(key, route)
+    return route, data, indices
+
+
+def scatter_call(
+    op: Operation,
+    data: Any,
+    indices: Any,
+    updates: Any,
+    arguments: tuple[Any, ...],
+    reduce: object,
+    bad_indices: object,
+    unique_indices: object,
+    indices_are_sorted: object,
+    deterministic: object = False,
+) -> tuple[Route, Any, Any, Any]:
+    """``(route, data, indices, updates)`` of a scatter, as :func:`gather_call`'s: `updates`
+    as an array of the data's namespace and dtype, of the gather's result shape. The route's
+    `reduction` is what the engine runs (``"max"`` for ``"add"`` on bool: OR), its `promises`
+    the caller's ``unique_indices`` and ``indices_are_sorted``.
+
+    ``op.updates_fit`` says which updates shapes fit: ``"exact"`` (``scatter_nd``),
+    ``"block"`` (``scatter_d``: at least the index's shape on every axis; its leading block is
+    used, as in ``torch.scatter``) or ``"broadcast"`` (``put_along_axis``); ``"slices"`` and
+    ``"slices, broadcast"`` are the last two for slices along one axis at a vector index,
+    described as PyTorch's ``index_reduce`` and ``index_add`` describe them.
+    `deterministic` is checked with the options, and refused for a complex product.
+    """
+    options = (op, arguments, type(reduce), reduce, type(bad_indices), bad_indices,
+               type(unique_indices), unique_indices, type(indices_are_sorted),
+               indices_are_sorted, type(deterministic), deterministic)  # fmt: skip
+    key, route = call_key(options, data, indices, updates)
+    if route is not None:
+        if not route.updates_as_given:  # the same cast, cut or broadcast as the first call's
+            shape = route.plan.out_shape
+            updates = fitted_updates(route.xp, updates, data.dtype, shape, op.updates_fit)
+        return route, data, indices, updates
+    data_name, index_name, update_name = op.names
+    fit = op.updates_fit
+    policy = normalize_policy(bad_indices)
+    reduce = check_reduce(reduce)
+    promised = check_promises(unique_indices, indices_are_sorted)
+    tree = check_deterministic(deterministic)
+    pair = _Pair(data, indices, data_name, index_name)
+    given = Updates(pair.xp, pair.data_given, pair.data_name, updates, update_name)
+    plan = plan_for(op.planner, pair.data, pair.indices, data_name, index_name, arguments)
+    given.check_shape(plan, fit)
+    data = pair.data_array()
+    pair.check_index_dtype()
+    xp = pair.xp
+    reduction = check_reduce_dtype(xp, reduce, data.dtype, data_name)
+    if tree and reduction == "multiply" and dtype_kind(xp, data.dtype) == "complex floating":
+        msg = (
+            f'reduce="multiply" with deterministic=True takes real {data_name} (backends '
+            "multiply complex numbers by formulas of their own, whose last bits differ); "
+            f"got {dtype_name(data.dtype)}"
+        )
+        raise TypeError(msg)
+    given.check_dtype(data.dtype)
+    updates = given.array(data, plan.out_shape, fit)
+    as_given = updates is given.given  # no cast, cut or broadcast
+    engine = engine_for(xp)
+    indices = pair.index_array(data, engine, plan, policy)
+    kernel = None
+    if kernel_applies(engine, plan, policy):
+        kernel = engine.checked_scatter(
+            plan, indices.shape, indices.dtype, reduction, promised, policy, in_place=False
+        )
+    route = Route(xp, engine, plan, policy, 0, reduction, promised, kernel, as_given)
+    keep(key, route)
+    return route, data, indices, updates
+
+
+def counting_route(
+    route: Route, index_shape: tuple[int, ...], index_dtype: Any, dtype: Any
+) -> Route:  # fmt: skip
+    """The route of the count beside `route`'s scatter: the add of ones at the same index,
+    under the same policy and promises, into a new array of `dtype` (written in place: it is
+    new), for ``_api.scatter_with_count``. Made per call (a kernel is a ``partial``): no
+    cache for torch.compile's Dynamo to warn about."""
+    reduction = check_reduce_dtype(route.xp, "add", dtype, "count")
+    return _new_target_route(
+        route.xp, route.engine, route.plan, route.policy, reduction, route.promises,
+        index_shape, index_dtype,
+    )  # fmt: skip
+
+
+def _new_target_route(
+    xp: Any, engine: Engine, plan: GatherPlan, policy: str, reduction: str,
+    promises: ScatterPromises, index_shape: tuple[int, ...], index_dtype: Any,
+) -> Route:  # fmt: skip
+    """The route of a scatter into a new array (the pipeline's own: the engine's checked
+    kernel may write in place), whose updates are the result's shape and dtype already."""
+    kernel = None
+    if kernel_applies(engine, plan, policy):
+        kernel = engine.checked_scatter(
+            plan, index_shape, index_dtype, reduction, promises, policy, in_place=True
+        )
+    return Route(xp, engine, plan, policy, 0, reduction, promises, kernel, True)
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentRoute:
+    """What the checks of one segment reduction's signature found, for its repeat calls: the
+    namespace, its engine, the number of segments, the result's shape and dtype (the data's),
+    the policy as named (TensorFlow's default unresolved), the caller's promise that the ids
+    never decrease (an engine may use a sorted kernel), and what follows from the reduction
+    and the data's dtype and shape."""
+
+    xp: Any
+    engine: Engine
+    num_segments: int
+    result_shape: tuple[int, ...]
+    dtype: Any
+    policy: str
+    ids_sorted: bool
+    #: The segment reduction (one of :data:`SEGMENT_REDUCTIONS`), whether the call also
+    #: counts each segment's rows (a mean, or a front end's count), and whether negative ids
+    #: are dropped (TensorFlow's and MindSpore's rule, which also starts a floating max or min
+    #: from the dtype's lowest or highest finite value).
+    reduce: str
+    counting: bool
+    drop_negative: bool
+    #: The value of an empty segment: the reduction's identity (with `drop_negative`, finite).
+    identity: Any
+    #: No rows, of a dtype with gradients: the result is kept in the data's autograd graph.
+    no_rows: bool
+    #: A mean's division (:func:`~._arrays.mean_division`): ``"floor"``, ``"widened"`` or
+    #: ``"plain"``, and the dtype it divides in (``""`` and None where it is no mean).
+    division: str
+    division_dtype: Any
+    #: The scatters of this signature by the policy of the call (:func:`_scatters`), shared
+    #: by its repeat calls, so each is made once.
+    scatters: dict[str, SegmentScatters]
+    #: The ids' name in messages: ``segment_ids``, or ``x`` for ``bincount``.
+    ids_name: str
+    #: ``deterministic=True`` on a floating sum, mean or product: the tree of
+    #: ``_deterministic`` (for other dtypes and reductions every order gives the same bits).
+    deterministic: bool
+
+
+#: The names of the data and the ids in the messages of a function whose arguments are not
+#: called ``data`` and ``segment_ids``.
+_SEGMENT_ARGUMENTS = {"bincount": ("weights", "x")}
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentScatters:
+    """What a segment reduction runs under one policy: the scatter of the rows into the new
+    result (whose plan's report describes a bad id), the add of ones into the counts where
+    the call counts, the policy they run under, and whether the ids past the end are checked
+    after a scatter that drops them (TensorFlow's rule: negative ids dropped, the others
+    under ``"error"``, so the scatters run under ``"ignore"``)."""
+
+    scatter: Route
+    count: Route | None
+    policy: str
+    too_large: bool
+
+
+@dataclass(slots=True)
+class SegmentCall:
+    """One segment reduction's checked call: its route, the scatters of its policy, and how
+    the ids' values can be seen."""
+
+    route: SegmentRoute
+    scatters: SegmentScatters
+    access: Any
+
+
+def segment_call(
+    data: Any, segment_ids: Any, num_segments: object, reduce: str, indices_are_sorted: object,
+    bad_indices: object, function: str, drop_negative: bool, with_count: bool,
+    sorted_vector: bool = False, floating: bool = False, deterministic: object = False,
+) -> tuple[SegmentCall, Any, Any]:  # fmt: skip
+    """``(call, data, ids)`` of the segment reduction `reduce`: its checked call, from its
+    route where the call's key was seen before (a given `num_segments`; else it is read from
+    the ids each time), and the data and the ids as arrays of the route's namespace.
+
+    The checks, in the scatters' order: the policy, the arrays, the ids' dtype, the data's
+    dtype, the shapes, `num_segments`; then `num_segments` read from the ids where not given.
+    Ids given as Python values are the gathers' (:class:`_Pair`): integers, and a value that
+    no integer dtype of the data's device holds is bad under every policy, dealt with as the
+    policy says (:func:`_fitted_index`: ``"error"`` names it as written); with
+    `drop_negative` a negative one is dropped, as every negative id then is.
+
+    With `sorted_vector` (TensorFlow's sorted ``segment_*``, whose messages name `function`)
+    the ids given as Python values become an array after the dtype checks, as
+    :func:`as_arrays` makes them (a value past the widest integer clipped into it, where it
+    stays out of range), and the shapes start with two checks of their own
+    (:func:`check_sorted_vector`): the ids are a vector, then sorted where their values can
+    be read now. With `floating` integer data is refused among the dtypes
+    (:func:`check_segment_dtype`).
+    """
+    key = kept = None
+    if num_segments is not None and _by_value(num_segments):  # else checked on every call
+        options = (reduce, type(num_segments), num_segments, type(indices_are_sorted),
+                   indices_are_sorted, type(bad_indices), bad_indices, drop_negative,
+                   with_count, function, sorted_vector, floating, type(deterministic),
+                   deterministic)  # fmt: skip
+        key, kept = call_key(options, data, segment_ids)
+    if kept is not None:  # only what the ids' values decide is left
+        return _segment_call(kept, segment_ids), data, segment_ids
+    named_policy = policy = normalize_policy(bad_indices)
+    promises = check_promises(False, indices_are_sorted)
+    tree = check_deterministic(deterministic)
+    data_name, ids_name = _SEGMENT_ARGUMENTS.get(function, ("data", "segment_ids"))
+    pair = _Pair(data, segment_ids, data_name, ids_name)
+    data = pair.data_array()
+    xp, as_values = pair.xp, pair.from_values[1]
+    pair.check_index_dtype()
+    check_segment_dtype(xp, reduce, data.dtype, function, floating)
+    if tree and reduce != "sum" and dtype_kind(xp, data.dtype) == "complex floating":
+        msg = (
+            f"{function}(deterministic=True) takes real data (complex sums only: backends "
+            "multiply and divide complex numbers by formulas of their own, whose last bits "
+            f"differ); got data of dtype {dtype_name(data.dtype)}"
+        )
+        raise TypeError(msg)
+    engine = engine_for(xp)
+    if sorted_vector:
+        if as_values:  # (no error: values clipped into the dtype, on the data's device)
+            pair.indices, as_values = _values_array(xp, engine, pair.indices, data), False
+        check_sorted_vector(xp, engine, pair.indices, function)
+    shape, id_shape = static_shape(data, data_name), static_shape(pair.indices, ids_name)
+    if shape[: len(id_shape)] != id_shape:
+        msg = (
+            f"{ids_name}.shape must be a leading part of {data_name}.shape; got {ids_name}.shape"
+            f" = {id_shape} and {data_name}.shape = {shape}"
+        )
+        raise ValueError(msg)
+    count = _num_segments_argument(num_segments)
+    if count is not None:
+        check_num_segments(count, xp, engine, data, len(id_shape))
+    if as_values:
+        values = pair.indices
+        if drop_negative and values.size:
+            pair.indices = np.where(values < 0, -1, values)  # dropped, as every negative id
+        if count is None:
+            count = max(0, int(values.max()) + 1) if values.size else 0
+            read = "num_segments=None, read as max(segment_ids) + 1,"
+            check_num_segments(count, xp, engine, data, len(id_shape), read)
+        plan = plan_segments((count, *shape[len(id_shape) :]), id_shape, ids_name)
+        ids = pair.index_array(data, engine, plan, policy)
+    else:
+        ids = pair.indices
+    if count is None:
+        count = _read_num_segments(xp, engine, ids, engine.index_access(ids))
+    dtype = data.dtype
+    division, division_dtype = mean_division(xp, engine, data) if reduce == "mean" else ("", None)
+    identity = reduction_identity(xp, reduce, dtype)
+    if drop_negative and isinstance(identity, float):  # a floating max or min: +-inf
+        # TensorFlow and MindSpore start from the lowest (highest) finite value instead.
+        info = xp.finfo(dtype)
+        identity = float(info.min) if identity < 0 else float(info.max)
+    route = SegmentRoute(
+        xp, engine, count, (count, *shape[len(id_shape) :]), dtype, named_policy,
+        promises.indices_are_sorted, reduce, reduce == "mean" or with_count, drop_negative,
+        identity,
+        not math.prod(shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE, division,
+        division_dtype, {}, ids_name,
+        tree and reduce in _TREE_REDUCTIONS and _floating(xp, dtype),
+    )  # fmt: skip
+    keep(key, route)
+    return _segment_call(route, ids), data, ids
+
+
+#: The dtype kinds that have gradients.
+_DIFFERENTIABLE = ("real floating", "complex floating")
+
+#: The segment reductions that ``deterministic=True`` orders (the others pick one row).
+_TREE_REDUCTIONS = ("sum", "mean", "prod")
+
+
+def _floating(xp: Any, dtype: Any) -> bool:
+    return dtype_kind(xp, dtype) in _DIFFERENTIABLE
+
+
+def _segment_call(route: SegmentRoute, ids: Any) -> SegmentCall:
+    """The call of `route` on `ids`: how their values can be seen, and the scatters of the
+    policy that follows (TensorFlow's default resolved; where negative ids are dropped, under
+    ``"error"``, ``"ignore"`` and the ids past the end checked after), made once per route
+    and policy."""
+    engine = route.engine
+    access = engine.index_access(ids)
+    policy = resolve_default(route.policy, access)
+    scatters = route.scatters.get(policy)
+    if scatters is None:
+        scatters = route.scatters[policy] = _scatters(route, ids, policy)
+    return SegmentCall(route, scatters, access)
+
+
+def _scatters(route: SegmentRoute, ids: Any, policy: str) -> SegmentScatters:
+    """The :class:`SegmentScatters` of `route` under `policy` (resolved), for ids like `ids`
+    (a call that is not keyed finds the scatters' routes in :func:`_segment_route`'s cache)."""
+    xp, engine = route.xp, route.engine
+    too_large = route.drop_negative and policy == "error"
+    if too_large:
+        policy = "ignore"
+    reduce, id_shape, sorted_ids = SEGMENT_SCATTERS[route.reduce], ids.shape, route.ids_sorted
+    # A symbolic size (torch.export's dynamic dimensions) cannot be hashed: no cache then.
+    symbolic = any(symbolic_size(s) for s in id_shape)
+    make = _segment_route.__wrapped__ if symbolic else _segment_route
+    scatter = make(
+        xp, engine, route.result_shape, tuple(id_shape), ids.dtype, policy, reduce,
+        route.dtype, sorted_ids, route.ids_name,
+    )  # fmt: skip
+    count = None
+    if route.counting:
+        count = make(
+            xp, engine, (route.num_segments,), tuple(id_shape), ids.dtype, policy, "add",
+            engine.wide_index_dtype(ids), sorted_ids,
+        )  # fmt: skip
+    return SegmentScatters(scatter, count, policy, too_large)
+
+
+@lru_cache(maxsize=512)
+def _segment_route(
+    xp: Any, engine: Engine, shape: tuple[int, ...], id_shape: tuple[int, ...], id_dtype: Any,
+    policy: str, reduce: str, dtype: Any, ids_sorted: bool, ids_name: str = "segment_ids",
+) -> Route:  # fmt: skip
+    """The route of the scatter by `reduce` of rows at ids of `id_shape` into a new array of
+    `shape` and `dtype` (written in place: it is new); a bad id named `ids_name`."""
+    reduction = check_reduce_dtype(xp, reduce, dtype, "data")
+    plan = plan_segments(shape, id_shape, ids_name)
+    promises = check_promises(False, ids_sorted)
+    return _new_target_route(xp, engine, plan, policy, reduction, promises, id_shape, id_dtype)
+
+
+@dataclass(frozen=True, slots=True)
+class CsrRoute:
+    """What the checks of one ``segment_csr`` signature found, kept for its repeat calls
+    (:func:`call_key`): the namespace, its engine, the reduction, the policy, the data's shape,
+    the axis the offsets split and the offsets' shape."""
+
+    xp: Any
+    engine: Engine
+    reduce: str
+    policy: str
+    shape: tuple[int, ...]
+    axis: int
+    offsets_shape: tuple[int, ...]
+    #: The segment reduction of the rows by policy and whether it counts
+    #: (:func:`csr_segment_call`), each made once.
+    segment_routes: dict[tuple[str, bool], SegmentRoute]
+    #: ``deterministic=True`` (checked): the segment reduction's floating sums in one order.
+    deterministic: bool
+
+    @property
+    def segments(self) -> int:
+        """The number of segments of each batch."""
+        return self.offsets_shape[-1] - 1
+
+
+def csr_call(
+    data: Any, offsets: Any, reduce: object, bad_indices: object, deterministic: object = False
+) -> tuple[CsrRoute, Any, Any]:
+    """``(route, data, offsets)`` of a ``segment_csr`` call: its route found by the call's key,
+    or made from every argument checked in the one order (the options, the kinds, the
+    dtypes, the shapes), with the data and the offsets as arrays of one namespace."""
+    options = (type(reduce), reduce, type(bad_indices), bad_indices, type(deterministic),
+               deterministic)  # fmt: skip
+    key, route = call_key(options, data, offsets)
+    if route is not None:
+        return route, data, offsets
+    reduce = one_of(reduce, CSR_REDUCTIONS, "reduce")
+    tree = check_deterministic(deterministic)
+    if not isinstance(bad_indices, str) or bad_indices not in _CSR_POLICIES:
+        msg = (
+            "bad_indices must be 'error' or 'unchecked' for offsets (a bad offset has no "
+            f"segment to drop, clip or wrap to); got {bad_indices!r}"
+        )
+        raise ValueError(msg)
+    policy = _CSR_POLICIES[bad_indices]
+    pair = _Pair(data, offsets, "data", "offsets")
+    data = pair.data_array()
+    xp = pair.xp
+    pair.check_index_dtype()
+    checked_as, floating = _CSR_DTYPES.get(reduce, (reduce, False))
+    check_segment_dtype(xp, checked_as, data.dtype, f'segment_csr(reduce="{reduce}")', floating)
+    shape, offset_shape = static_shape(data, "data"), static_shape(pair.indices, "offsets")
+    axis = len(offset_shape) - 1
+    if axis < 0 or axis >= len(shape) or offset_shape[:axis] != shape[:axis]:
+        msg = (
+            "offsets must have at least 1 dimension and, before its last one, the leading "
+            "dimensions of data (offsets.shape = data.shape[:k] + (num_segments + 1,), which "
+            f"splits data along axis k); got offsets.shape = {offset_shape} and data.shape = "
+            f"{shape}"
+        )
+        raise ValueError(msg)
+    if offset_shape[-1] < 1:
+        msg = "offsets must hold at least one offset along its last axis; got none"
+        raise ValueError(msg)
+    engine = engine_for(xp)
+    if pair.from_values[1]:
+        offsets = _offset_values(xp, engine, pair.indices, data, shape, axis, policy)
+    else:
+        offsets = pair.indices
+    route = CsrRoute(xp, engine, reduce, policy, shape, axis, offset_shape, {}, tree)
+    keep(key, route)
+    return route, data, offsets
+
+
+def csr_segment_call(
+    route: CsrRoute, rows: Any, ids: Any, policy: str, with_count: bool = False
+) -> SegmentCall:  # fmt: skip
+    """The segment reduction of a checked ``segment_csr`` call (`route`; its data viewed as
+    `rows`, one per position along the split axis and before it) at the `ids` its offsets
+    give every row, under `policy`, counting each segment's rows `with_count`: the call
+    :func:`segment_call` would make of them, with no check repeated but the number of
+    segments' (:func:`check_num_segments`), kept in `route` per policy and count."""
+    kept = route.segment_routes.get((policy, with_count))
+    if kept is None:
+        xp, engine, reduce, dtype = route.xp, route.engine, route.reduce, rows.dtype
+        count = math.prod(route.shape[: route.axis]) * route.segments
+        check_num_segments(count, xp, engine, rows, 1)
+        mean = reduce == "mean"
+        division, division_dtype = mean_division(xp, engine, rows) if mean else ("", None)
+        kept = route.segment_routes[policy, with_count] = SegmentRoute(
+            xp, engine, count, (count, *route.shape[route.axis + 1 :]), dtype, policy, True,
+            reduce, mean or with_count, False, reduction_identity(xp, reduce, dtype),
+            not math.prod(route.shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE,
+            division, division_dtype, {}, "segment_ids",
+            route.deterministic and reduce in _TREE_REDUCTIONS and _floating(xp, dtype),
+        )  # fmt: skip
+    return _segment_call(kept, ids)
