@@ -34,12 +34,12 @@ from ._plan import (
 from ._routes import (
     Operation,
     Route,
-    SegmentCall,
     SegmentRoute,
     SegmentScatters,
     gather_call,
     scatter_call,
     segment_call,
+    segment_scatters,
 )
 from ._scatter import ScatterPromises
 from ._types import Array, IndexLike, Policy, Reduction, Scalar
@@ -234,24 +234,24 @@ def segment_reduce(
     the caller's name, for the messages (``segment_sum``, ``tf.math.unsorted_segment_max``).
     `deterministic` orders a floating sum, mean or product (``_deterministic``).
     """
-    call, data, ids = segment_call(
+    route, data, ids = segment_call(
         data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices,
         function, drop_negative, with_count, sorted_vector, floating, deterministic,
     )  # fmt: skip
-    return segment_route(call, data, ids, with_count)
+    return segment_route(route, data, ids, with_count)
 
 
-def segment_route(call: SegmentCall, data: Any, ids: Any, with_count: bool = False) -> Any:
-    """The steps of a checked segment reduction (`call`, :func:`segment_reduce`'s or
-    ``segment_csr``'s) that remain: on the ids' values."""
-    route, scatters = call.route, call.scatters
+def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = False) -> Any:
+    """The steps of a checked segment reduction (`route`, :func:`segment_reduce`'s or
+    ``segment_csr``'s) that remain: on the ids' values, under the policy they resolve."""
     ids = route.engine.laid_out(ids)  # (Dask: no zero-size chunks, for every step below)
+    scatters, access = segment_scatters(route, ids)
     if route.deterministic:  # a floating sum, mean or product in one order (the mean too)
-        found = tree_segments(call, route.engine.laid_out(data), ids)
+        found = tree_segments(route, scatters, access, route.engine.laid_out(data), ids)
         if found is not None:
             result, count = found
             if scatters.too_large:
-                result = _enforce_too_large(call, ids, result)
+                result = _enforce_too_large(route, scatters, access, ids, result)
             return (result, count) if with_count else result
     planned = None
     own_plan = route.engine.segment_plan  # (Dask's by size)
@@ -269,7 +269,7 @@ def segment_route(call: SegmentCall, data: Any, ids: Any, with_count: bool = Fal
         # gradients (and PyTorch has no addition for some unsigned dtypes).
         result = result + route.xp.sum(data, dtype=data.dtype)
     if scatters.too_large:
-        result = _enforce_too_large(call, ids, result)
+        result = _enforce_too_large(route, scatters, access, ids, result)
     if route.reduce == "mean":
         result = divided_mean(route.xp, result, count, route.division, route.division_dtype)
     return (result, count) if with_count else result
@@ -291,14 +291,16 @@ def _scatter_rows(
     return scatter_with_count(scatters.scatter, scatters.count, init, zeros, ids, data, ones)
 
 
-def _enforce_too_large(call: SegmentCall, ids: Any, result: Any) -> Any:
+def _enforce_too_large(
+    route: SegmentRoute, scatters: SegmentScatters, access: IndexAccess, ids: Any, result: Any
+) -> Any:  # fmt: skip
     """``"error"`` for the ids past the end only (negative ids were dropped)."""
-    route, report = call.route, call.scatters.scatter.plan.report
+    report = scatters.scatter.plan.report
     xp, engine, n = route.xp, route.engine, route.num_segments
     if not math.prod(ids.shape):
         return result
     wide = to_wide(xp, ids, engine.wide_index_dtype(ids), None, False)
-    if call.access == "now":
+    if access == "now":
         if engine.value_range(wide)[1] >= n:
             raise_first_bad(xp, wide >= n, ids, report, engine.read_int)
         return result

@@ -41,26 +41,29 @@ from ._scatter import flat_targets, target_axes
 from .engines.tree import PADDING, combine, widened
 
 if TYPE_CHECKING:
-    from ._routes import Route, SegmentCall
+    from ._indices import IndexAccess
+    from ._routes import Route, SegmentRoute, SegmentScatters
 
 
-def tree_segments(call: SegmentCall, data: Any, ids: Any) -> tuple[Any, Any] | None:
+def tree_segments(
+    route: SegmentRoute, scatters: SegmentScatters, access: IndexAccess, data: Any, ids: Any
+) -> tuple[Any, Any] | None:  # fmt: skip
     """``(result, count)`` of a deterministic segment sum, mean or product (the mean divided
     here, once, in float32 for float16 and bfloat16 data), with the count of rows per segment
     (in the namespace's widest integer dtype); None where the pipeline's scatter answers
     already (no rows, no segments: its answer has no sum to order).
 
-    The ids are made valid by the call's policy (``_indices.normalize``); an ignored id's row
+    The ids are made valid by the call's policy (`scatters`', under the ids' `access`:
+    ``_indices.normalize``); an ignored id's row
     goes to no segment, and ``"error"`` that cannot be checked now is checked lazily, as the
     scatter's would be."""
-    route, scatters = call.route, call.scatters
     xp, engine, segments = route.xp, route.engine, route.num_segments
     rows = math.prod(ids.shape)
     if not rows or not segments:
         return None
     plan = scatters.scatter.plan
     op = "multiply" if route.reduce == "prod" else "add"
-    components = normalize(xp, engine, ids, plan, scatters.policy, call.access)
+    components = normalize(xp, engine, ids, plan, scatters.policy, access)
     slots = components.values[0]
     if components.keep is not None:
         slots = xp.where(components.keep, slots, segments)

@@ -18,10 +18,10 @@ check each time.
 
 from __future__ import annotations
 
+import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,7 @@ from ._arguments import (
     _CSR_DTYPES,
     _CSR_POLICIES,
     CSR_REDUCTIONS,
+    SEGMENT_REDUCTIONS,
     SEGMENT_SCATTERS,
     Updates,
     _num_segments_argument,
@@ -53,8 +54,8 @@ from ._arguments import (
     static_shape,
 )
 from ._arrays import dtype_kind, dtype_name, mean_division, reduction_identity
-from ._indices import normalize_policy, resolve_default
-from ._plan import GatherPlan, plan_segments, symbolic_size
+from ._indices import IndexAccess, normalize_policy, resolve_default
+from ._plan import GatherPlan, plan_segments
 from ._scatter import NO_PROMISES, ScatterPromises
 from .engines import KEYED_ENGINES, Engine, engine_for
 
@@ -112,17 +113,38 @@ def kernel_applies(engine: Engine, plan: GatherPlan, policy: str) -> bool:
     )
 
 
-def call_key(options: tuple[Any, ...], *arrays: Any) -> tuple[Any, Any]:
-    """``(key, route)``: the key of a call with these `options` and these arrays, and the
-    route kept for it (a :class:`Route`, :class:`SegmentRoute` or :class:`CsrRoute`), or
-    None. The key is None where the call cannot be keyed: arrays of two types, of a type
-    with no keyed engine, Python values, or an option that cannot be hashed (a list as
-    ``bad_indices``, an array).
+def options_key(entry: Callable[..., Any], arrays: tuple[str, ...]) -> Callable[..., Any]:
+    """The options of a call of the entry point `entry`, as its key holds them: a function of
+    `entry`'s own parameters, made once from its signature, that returns every parameter not
+    named in `arrays`, in order, each after its type (``0``, ``0.0``, ``False`` and
+    ``np.int8(0)`` compare equal and hash alike, yet the checks treat them differently).
 
-    Each option comes after its type where a value of another type could compare equal:
-    ``0``, ``0.0``, ``False`` and ``np.int8(0)`` compare equal and hash alike, yet the
-    checks treat them differently. One function for the key and the lookup: every call
-    pays for it."""
+    Every entry point hands it all the arguments it was given, so an option added to an
+    entry point is in its key by construction (a call that leaves one out fails at once),
+    and ``tests/test_route_keys.py`` varies each option of each public function on a warm
+    route. Written as source and compiled once, as ``dataclasses`` writes ``__init__``:
+    every call pays for its key, and a loop over the parameters costs several times the
+    tuple it builds."""
+    parameters = list(inspect.signature(entry).parameters)
+    unknown = [name for name in arrays if name not in parameters]
+    if unknown:
+        msg = f"{entry.__name__} has no parameter {unknown[0]!r}"
+        raise TypeError(msg)
+    items = "".join(f"type({p}), {p}, " for p in parameters if p not in arrays)
+    namespace: dict[str, Any] = {}
+    exec(f"def key({', '.join(parameters)}):\n    return ({items})\n", namespace)
+    key: Callable[..., Any] = namespace["key"]
+    key.__qualname__ = key.__name__ = f"{entry.__name__}_key"
+    return key
+
+
+def call_key(options: tuple[Any, ...], *arrays: Any) -> tuple[Any, Any]:
+    """``(key, route)``: the key of a call with these `options` (an entry point's
+    :func:`options_key`) and these arrays, and the route kept for it (a :class:`Route`,
+    :class:`SegmentRoute` or :class:`CsrRoute`), or None. The key is None where the call
+    cannot be keyed: arrays of two types, of a type with no keyed engine, Python values, or
+    an option that cannot be hashed (a list as ``bad_indices``, an array). One function for
+    the key and the lookup: every call pays for it."""
     kind = type(arrays[0])
     engine = KEYED_ENGINES.get(kind)
     if engine is None:
@@ -140,8 +162,11 @@ def call_key(options: tuple[Any, ...], *arrays: Any) -> tuple[Any, Any]:
         return None, None
 
 
-#: Routes by key. A program calls a bounded number of signatures; the bound keeps a program
-#: that calls an unbounded number (shapes that grow) from holding on to every one.
+#: The one route cache: the routes of checked calls by key (:func:`call_key`); a segment
+#: reduction's route holds its scatters' routes, a ``segment_csr`` route its segment
+#: reductions'. A program calls a bounded number of signatures; the bound keeps a program
+#: that calls an unbounded number (shapes that grow) from holding on to every one: at
+#: ``_MAX_ROUTES`` routes the cache starts again, empty.
 _ROUTES: dict[tuple[Any, ...], Any] = {}
 _MAX_ROUTES = 1024
 
@@ -180,8 +205,10 @@ def gather_call(
     made from every argument checked (once per key), and the data and the index as arrays
     of the route's namespace. `arguments` are the planner's integer arguments after `op`'s
     shapes, as :func:`int_argument` read them."""
-    options = (op, arguments, type(bad_indices), bad_indices, type(fill_value), fill_value)
-    key, route = call_key(options, data, indices) if _by_value(fill_value) else (None, None)
+    key = route = None
+    if _by_value(fill_value):  # (a tensor hashes by identity: no key)
+        options = _GATHER_KEY(op, data, indices, arguments, bad_indices, fill_value)
+        key, route = call_key(options, data, indices)
     if route is not None:
         return route, data, indices
     policy = normalize_policy(bad_indices)
@@ -202,9 +229,15 @@ def gather_call(
     kernel = None
     if kernel_applies(engine, plan, policy):
         kernel = engine.checked_gather(plan, indices.shape, indices.dtype, policy)
-    route = Route(xp, engine, plan, policy, fill, "update", NO_PROMISES, kernel, True)
+    route = Route(
+        xp=xp, engine=engine, plan=plan, policy=policy, fill=fill, reduction="update",
+        promises=NO_PROMISES, kernel=kernel, updates_as_given=True,
+    )  # fmt: skip
     keep(key, route)
     return route, data, indices
+
+
+_GATHER_KEY = options_key(gather_call, ("data", "indices"))
 
 
 def scatter_call(
@@ -231,9 +264,10 @@ def scatter_call(
     described as PyTorch's ``index_reduce`` and ``index_add`` describe them.
     `deterministic` is checked with the options, and refused for a complex product.
     """
-    options = (op, arguments, type(reduce), reduce, type(bad_indices), bad_indices,
-               type(unique_indices), unique_indices, type(indices_are_sorted),
-               indices_are_sorted, type(deterministic), deterministic)  # fmt: skip
+    options = _SCATTER_KEY(
+        op, data, indices, updates, arguments, reduce, bad_indices, unique_indices,
+        indices_are_sorted, deterministic,
+    )  # fmt: skip
     key, route = call_key(options, data, indices, updates)
     if route is not None:
         if not route.updates_as_given:  # the same cast, cut or broadcast as the first call's
@@ -271,9 +305,15 @@ def scatter_call(
         kernel = engine.checked_scatter(
             plan, indices.shape, indices.dtype, reduction, promised, policy, in_place=False
         )
-    route = Route(xp, engine, plan, policy, 0, reduction, promised, kernel, as_given)
+    route = Route(
+        xp=xp, engine=engine, plan=plan, policy=policy, fill=0, reduction=reduction,
+        promises=promised, kernel=kernel, updates_as_given=as_given,
+    )  # fmt: skip
     keep(key, route)
     return route, data, indices, updates
+
+
+_SCATTER_KEY = options_key(scatter_call, ("data", "indices", "updates"))
 
 
 def counting_route(
@@ -301,7 +341,24 @@ def _new_target_route(
         kernel = engine.checked_scatter(
             plan, index_shape, index_dtype, reduction, promises, policy, in_place=True
         )
-    return Route(xp, engine, plan, policy, 0, reduction, promises, kernel, True)
+    return Route(
+        xp=xp, engine=engine, plan=plan, policy=policy, fill=0, reduction=reduction,
+        promises=promises, kernel=kernel, updates_as_given=True,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentScatters:
+    """What a segment reduction runs under one policy (resolved): the scatter of the rows
+    into the new result (whose plan's report describes a bad id), the add of ones into the
+    counts where the call counts, the policy they run under, and whether the ids past the
+    end are checked after a scatter that drops them (TensorFlow's rule: negative ids
+    dropped, the others under ``"error"``, so the scatters run under ``"ignore"``)."""
+
+    scatter: Route
+    count: Route | None
+    policy: str
+    too_large: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,8 +366,9 @@ class SegmentRoute:
     """What the checks of one segment reduction's signature found, for its repeat calls: the
     namespace, its engine, the number of segments, the result's shape and dtype (the data's),
     the policy as named (TensorFlow's default unresolved), the caller's promise that the ids
-    never decrease (an engine may use a sorted kernel), and what follows from the reduction
-    and the data's dtype and shape."""
+    never decrease (an engine may use a sorted kernel), what follows from the reduction and
+    the data's dtype and shape, and the scatters it runs. Made whole, with keywords, by
+    :func:`segment_call` and :func:`csr_call`, and never changed after."""
 
     xp: Any
     engine: Engine
@@ -334,14 +392,22 @@ class SegmentRoute:
     #: ``"plain"``, and the dtype it divides in (``""`` and None where it is no mean).
     division: str
     division_dtype: Any
-    #: The scatters of this signature by the policy of the call (:func:`_scatters`), shared
-    #: by its repeat calls, so each is made once.
-    scatters: dict[str, SegmentScatters]
     #: The ids' name in messages: ``segment_ids``, or ``x`` for ``bincount``.
     ids_name: str
     #: ``deterministic=True`` on a floating sum, mean or product: the tree of
     #: ``_deterministic`` (for other dtypes and reductions every order gives the same bits).
     deterministic: bool
+    #: The scatters by each policy that `policy` resolves to in a call
+    #: (:func:`segment_scatters`: TensorFlow's default is ``"error"`` or ``"ignore"``, any
+    #: other policy itself), made with the route for ids of the key's shape and dtype.
+    scatters: Mapping[str, SegmentScatters]
+
+
+def segment_scatters(route: SegmentRoute, ids: Any) -> tuple[SegmentScatters, IndexAccess]:
+    """How the values of `ids` can be seen in this call, and `route`'s scatters under the
+    policy that follows: TensorFlow's default resolved here, once per call."""
+    access = route.engine.index_access(ids)
+    return route.scatters[resolve_default(route.policy, access)], access
 
 
 #: The names of the data and the ids in the messages of a function whose arguments are not
@@ -349,38 +415,15 @@ class SegmentRoute:
 _SEGMENT_ARGUMENTS = {"bincount": ("weights", "x")}
 
 
-@dataclass(frozen=True, slots=True)
-class SegmentScatters:
-    """What a segment reduction runs under one policy: the scatter of the rows into the new
-    result (whose plan's report describes a bad id), the add of ones into the counts where
-    the call counts, the policy they run under, and whether the ids past the end are checked
-    after a scatter that drops them (TensorFlow's rule: negative ids dropped, the others
-    under ``"error"``, so the scatters run under ``"ignore"``)."""
-
-    scatter: Route
-    count: Route | None
-    policy: str
-    too_large: bool
-
-
-@dataclass(slots=True)
-class SegmentCall:
-    """One segment reduction's checked call: its route, the scatters of its policy, and how
-    the ids' values can be seen."""
-
-    route: SegmentRoute
-    scatters: SegmentScatters
-    access: Any
-
-
 def segment_call(
     data: Any, segment_ids: Any, num_segments: object, reduce: str, indices_are_sorted: object,
     bad_indices: object, function: str, drop_negative: bool, with_count: bool,
     sorted_vector: bool = False, floating: bool = False, deterministic: object = False,
-) -> tuple[SegmentCall, Any, Any]:  # fmt: skip
-    """``(call, data, ids)`` of the segment reduction `reduce`: its checked call, from its
-    route where the call's key was seen before (a given `num_segments`; else it is read from
-    the ids each time), and the data and the ids as arrays of the route's namespace.
+) -> tuple[SegmentRoute, Any, Any]:  # fmt: skip
+    """``(route, data, ids)`` of the segment reduction `reduce`: its route, found by the
+    call's key where it was seen before (a given `num_segments`; else it is read from the
+    ids each time) or made from every argument checked, and the data and the ids as arrays
+    of the route's namespace.
 
     The checks, in the scatters' order: the policy, the arrays, the ids' dtype, the data's
     dtype, the shapes, `num_segments`; then `num_segments` read from the ids where not given.
@@ -399,13 +442,13 @@ def segment_call(
     """
     key = kept = None
     if num_segments is not None and _by_value(num_segments):  # else checked on every call
-        options = (reduce, type(num_segments), num_segments, type(indices_are_sorted),
-                   indices_are_sorted, type(bad_indices), bad_indices, drop_negative,
-                   with_count, function, sorted_vector, floating, type(deterministic),
-                   deterministic)  # fmt: skip
+        options = _SEGMENT_KEY(
+            data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices, function,
+            drop_negative, with_count, sorted_vector, floating, deterministic,
+        )  # fmt: skip
         key, kept = call_key(options, data, segment_ids)
     if kept is not None:  # only what the ids' values decide is left
-        return _segment_call(kept, segment_ids), data, segment_ids
+        return kept, data, segment_ids
     named_policy = policy = normalize_policy(bad_indices)
     promises = check_promises(False, indices_are_sorted)
     tree = check_deterministic(deterministic)
@@ -451,24 +494,22 @@ def segment_call(
         ids = pair.indices
     if count is None:
         count = _read_num_segments(xp, engine, ids, engine.index_access(ids))
-    dtype = data.dtype
-    division, division_dtype = mean_division(xp, engine, data) if reduce == "mean" else ("", None)
-    identity = reduction_identity(xp, reduce, dtype)
+    identity = reduction_identity(xp, reduce, data.dtype)
     if drop_negative and isinstance(identity, float):  # a floating max or min: +-inf
         # TensorFlow and MindSpore start from the lowest (highest) finite value instead.
-        info = xp.finfo(dtype)
+        info = xp.finfo(data.dtype)
         identity = float(info.min) if identity < 0 else float(info.max)
-    route = SegmentRoute(
-        xp, engine, count, (count, *shape[len(id_shape) :]), dtype, named_policy,
-        promises.indices_are_sorted, reduce, reduce == "mean" or with_count, drop_negative,
-        identity,
-        not math.prod(shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE, division,
-        division_dtype, {}, ids_name,
-        tree and reduce in _TREE_REDUCTIONS and _floating(xp, dtype),
+    route = _segment_route(
+        xp, engine, data, tuple(ids.shape), ids.dtype, count_dtype=engine.wide_index_dtype(ids),
+        reduce=reduce, num_segments=count, inner=shape[len(id_shape) :],
+        policy=named_policy, ids_sorted=promises.indices_are_sorted, counting=with_count,
+        drop_negative=drop_negative, identity=identity, ids_name=ids_name, tree=tree,
     )  # fmt: skip
     keep(key, route)
-    return _segment_call(route, ids), data, ids
+    return route, data, ids
 
+
+_SEGMENT_KEY = options_key(segment_call, ("data", "segment_ids"))
 
 #: The dtype kinds that have gradients.
 _DIFFERENTIABLE = ("real floating", "complex floating")
@@ -476,56 +517,64 @@ _DIFFERENTIABLE = ("real floating", "complex floating")
 #: The segment reductions that ``deterministic=True`` orders (the others pick one row).
 _TREE_REDUCTIONS = ("sum", "mean", "prod")
 
-
-def _floating(xp: Any, dtype: Any) -> bool:
-    return dtype_kind(xp, dtype) in _DIFFERENTIABLE
-
-
-def _segment_call(route: SegmentRoute, ids: Any) -> SegmentCall:
-    """The call of `route` on `ids`: how their values can be seen, and the scatters of the
-    policy that follows (TensorFlow's default resolved; where negative ids are dropped, under
-    ``"error"``, ``"ignore"`` and the ids past the end checked after), made once per route
-    and policy."""
-    engine = route.engine
-    access = engine.index_access(ids)
-    policy = resolve_default(route.policy, access)
-    scatters = route.scatters.get(policy)
-    if scatters is None:
-        scatters = route.scatters[policy] = _scatters(route, ids, policy)
-    return SegmentCall(route, scatters, access)
+#: The index accesses whose policies differ for TensorFlow's default (``resolve_default``):
+#: one that reads the ids' values now, and one that cannot.
+_ACCESSES: tuple[IndexAccess, ...] = ("now", "none")
 
 
-def _scatters(route: SegmentRoute, ids: Any, policy: str) -> SegmentScatters:
-    """The :class:`SegmentScatters` of `route` under `policy` (resolved), for ids like `ids`
-    (a call that is not keyed finds the scatters' routes in :func:`_segment_route`'s cache)."""
-    xp, engine = route.xp, route.engine
-    too_large = route.drop_negative and policy == "error"
-    if too_large:
-        policy = "ignore"
-    reduce, id_shape, sorted_ids = SEGMENT_SCATTERS[route.reduce], ids.shape, route.ids_sorted
-    # A symbolic size (torch.export's dynamic dimensions) cannot be hashed: no cache then.
-    symbolic = any(symbolic_size(s) for s in id_shape)
-    make = _segment_route.__wrapped__ if symbolic else _segment_route
-    scatter = make(
-        xp, engine, route.result_shape, tuple(id_shape), ids.dtype, policy, reduce,
-        route.dtype, sorted_ids, route.ids_name,
-    )  # fmt: skip
-    count = None
-    if route.counting:
-        count = make(
-            xp, engine, (route.num_segments,), tuple(id_shape), ids.dtype, policy, "add",
-            engine.wide_index_dtype(ids), sorted_ids,
-        )  # fmt: skip
-    return SegmentScatters(scatter, count, policy, too_large)
-
-
-@lru_cache(maxsize=512)
 def _segment_route(
+    xp: Any, engine: Engine, data: Any, id_shape: tuple[int, ...], id_dtype: Any, *,
+    count_dtype: Any, reduce: str, num_segments: int,
+    inner: tuple[int, ...], policy: str, ids_sorted: bool, counting: bool,
+    drop_negative: bool, identity: Any, ids_name: str, tree: bool,
+) -> SegmentRoute:  # fmt: skip
+    """The :class:`SegmentRoute` of the reduction `reduce` of `data` (checked) at ids of
+    `id_shape` and `id_dtype` into
+    `num_segments` segments of shape `inner`, counting each segment's rows where the call
+    does (`counting`, or a mean: into `count_dtype`, the widest integer of the ids' device),
+    with the scatters of every policy that `policy` resolves
+    to (:func:`segment_scatters`)."""
+    dtype = data.dtype
+    counting = counting or reduce == "mean"
+    division, division_dtype = ("", None)
+    if reduce == "mean":
+        division, division_dtype = mean_division(xp, engine, data)
+    shape = (num_segments, *inner)
+    floating = dtype_kind(xp, dtype) in _DIFFERENTIABLE
+    scatters = {}
+    for resolved in dict.fromkeys(resolve_default(policy, access) for access in _ACCESSES):
+        too_large = drop_negative and resolved == "error"
+        runs = "ignore" if too_large else resolved
+        scatter = _scatter_into_new(
+            xp, engine, shape, id_shape, id_dtype, runs, SEGMENT_SCATTERS[reduce], dtype,
+            ids_sorted, ids_name,
+        )  # fmt: skip
+        count = None
+        if counting:
+            count = _scatter_into_new(
+                xp, engine, (num_segments,), id_shape, id_dtype, runs, "add",
+                count_dtype, ids_sorted, "segment_ids",
+            )  # fmt: skip
+        scatters[resolved] = SegmentScatters(
+            scatter=scatter, count=count, policy=runs, too_large=too_large
+        )
+    return SegmentRoute(
+        xp=xp, engine=engine, num_segments=num_segments, result_shape=shape, dtype=dtype,
+        policy=policy, ids_sorted=ids_sorted, reduce=reduce, counting=counting,
+        drop_negative=drop_negative, identity=identity,
+        no_rows=not (math.prod(id_shape) and math.prod(inner)) and floating, division=division,
+        division_dtype=division_dtype, ids_name=ids_name,
+        deterministic=tree and reduce in _TREE_REDUCTIONS and floating, scatters=scatters,
+    )  # fmt: skip
+
+
+def _scatter_into_new(
     xp: Any, engine: Engine, shape: tuple[int, ...], id_shape: tuple[int, ...], id_dtype: Any,
-    policy: str, reduce: str, dtype: Any, ids_sorted: bool, ids_name: str = "segment_ids",
+    policy: str, reduce: str, dtype: Any, ids_sorted: bool, ids_name: str,
 ) -> Route:  # fmt: skip
-    """The route of the scatter by `reduce` of rows at ids of `id_shape` into a new array of
-    `shape` and `dtype` (written in place: it is new); a bad id named `ids_name`."""
+    """The route of the scatter by `reduce` of rows at ids of `id_shape` and `id_dtype` into a
+    new array of `shape` and `dtype` (written in place: it is new); a bad id named
+    `ids_name`."""
     reduction = check_reduce_dtype(xp, reduce, dtype, "data")
     plan = plan_segments(shape, id_shape, ids_name)
     promises = check_promises(False, ids_sorted)
@@ -545,11 +594,13 @@ class CsrRoute:
     shape: tuple[int, ...]
     axis: int
     offsets_shape: tuple[int, ...]
-    #: The segment reduction of the rows by policy and whether it counts
-    #: (:func:`csr_segment_call`), each made once.
-    segment_routes: dict[tuple[str, bool], SegmentRoute]
     #: ``deterministic=True`` (checked): the segment reduction's floating sums in one order.
     deterministic: bool
+    #: For a reduction of :data:`SEGMENT_REDUCTIONS`, the route of the segment reduction of
+    #: the rows (the data viewed as ``(prod(shape[:axis + 1]), ...)``) at the ids the
+    #: offsets give them, by the policy they run under: ``"unchecked"`` where every row is in
+    #: a segment, ``"ignore"`` where rows in none are dropped (``_segment_csr``); else empty.
+    segment_routes: Mapping[str, SegmentRoute]
 
     @property
     def segments(self) -> int:
@@ -558,13 +609,14 @@ class CsrRoute:
 
 
 def csr_call(
-    data: Any, offsets: Any, reduce: object, bad_indices: object, deterministic: object = False
-) -> tuple[CsrRoute, Any, Any]:
+    data: Any, offsets: Any, reduce: object, bad_indices: object, deterministic: object,
+    counting: bool,
+) -> tuple[CsrRoute, Any, Any]:  # fmt: skip
     """``(route, data, offsets)`` of a ``segment_csr`` call: its route found by the call's key,
     or made from every argument checked in the one order (the options, the kinds, the
-    dtypes, the shapes), with the data and the offsets as arrays of one namespace."""
-    options = (type(reduce), reduce, type(bad_indices), bad_indices, type(deterministic),
-               deterministic)  # fmt: skip
+    dtypes, the shapes), with the data and the offsets as arrays of one namespace.
+    `counting`: the segment reduction also counts each segment's rows (for ``empty_value``)."""
+    options = _CSR_KEY(data, offsets, reduce, bad_indices, deterministic, counting)
     key, route = call_key(options, data, offsets)
     if route is not None:
         return route, data, offsets
@@ -601,31 +653,26 @@ def csr_call(
         offsets = _offset_values(xp, engine, pair.indices, data, shape, axis, policy)
     else:
         offsets = pair.indices
-    route = CsrRoute(xp, engine, reduce, policy, shape, axis, offset_shape, {}, tree)
+    segment_routes = {}
+    if reduce in SEGMENT_REDUCTIONS:
+        # One id per row (of the data viewed as rows), in the widest integer dtype.
+        count = math.prod(shape[:axis]) * (offset_shape[-1] - 1)
+        check_num_segments(count, xp, engine, data, 1)
+        id_shape, wide = (math.prod(shape[: axis + 1]),), engine.wide_index_dtype(offsets)
+        identity = reduction_identity(xp, reduce, data.dtype)
+        for runs in ("unchecked", "ignore"):
+            segment_routes[runs] = _segment_route(
+                xp, engine, data, id_shape, wide, count_dtype=wide, reduce=reduce,
+                num_segments=count, inner=shape[axis + 1 :], policy=runs, ids_sorted=True,
+                counting=counting, drop_negative=False, identity=identity,
+                ids_name="segment_ids", tree=tree,
+            )  # fmt: skip
+    route = CsrRoute(
+        xp=xp, engine=engine, reduce=reduce, policy=policy, shape=shape, axis=axis,
+        offsets_shape=offset_shape, deterministic=tree, segment_routes=segment_routes,
+    )  # fmt: skip
     keep(key, route)
     return route, data, offsets
 
 
-def csr_segment_call(
-    route: CsrRoute, rows: Any, ids: Any, policy: str, with_count: bool = False
-) -> SegmentCall:  # fmt: skip
-    """The segment reduction of a checked ``segment_csr`` call (`route`; its data viewed as
-    `rows`, one per position along the split axis and before it) at the `ids` its offsets
-    give every row, under `policy`, counting each segment's rows `with_count`: the call
-    :func:`segment_call` would make of them, with no check repeated but the number of
-    segments' (:func:`check_num_segments`), kept in `route` per policy and count."""
-    kept = route.segment_routes.get((policy, with_count))
-    if kept is None:
-        xp, engine, reduce, dtype = route.xp, route.engine, route.reduce, rows.dtype
-        count = math.prod(route.shape[: route.axis]) * route.segments
-        check_num_segments(count, xp, engine, rows, 1)
-        mean = reduce == "mean"
-        division, division_dtype = mean_division(xp, engine, rows) if mean else ("", None)
-        kept = route.segment_routes[policy, with_count] = SegmentRoute(
-            xp, engine, count, (count, *route.shape[route.axis + 1 :]), dtype, policy, True,
-            reduce, mean or with_count, False, reduction_identity(xp, reduce, dtype),
-            not math.prod(route.shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE,
-            division, division_dtype, {}, "segment_ids",
-            route.deterministic and reduce in _TREE_REDUCTIONS and _floating(xp, dtype),
-        )  # fmt: skip
-    return _segment_call(kept, ids)
+_CSR_KEY = options_key(csr_call, ("data", "offsets"))

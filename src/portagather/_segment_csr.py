@@ -18,7 +18,7 @@ from ._arrays import device_for_new, searchsorted_positions
 from ._errors import raise_first_bad
 from ._indices import to_wide
 from ._plan import Offsets, symbolic_size
-from ._routes import CsrRoute, csr_call, csr_segment_call
+from ._routes import CsrRoute, csr_call
 from ._segment import filled_empty
 from ._segment_toolkit import (
     segment_argmax,
@@ -37,7 +37,8 @@ def _csr(
     empty_value: object, deterministic: object = False,
 ) -> Any:  # fmt: skip
     """The segment reduction of `data` split by CSR `offsets` (see :func:`segment_csr`)."""
-    checked, data, offsets = csr_call(data, offsets, reduce, bad_indices, deterministic)
+    counting = empty_value is not None
+    checked, data, offsets = csr_call(data, offsets, reduce, bad_indices, deterministic, counting)
     xp, engine, shape, axis = checked.xp, checked.engine, checked.shape, checked.axis
     offsets = engine.laid_out(offsets)
     data = engine.laid_out(data)
@@ -78,8 +79,7 @@ def _reduced_rows(
     reduce, segments = checked.reduce, math.prod(checked.shape[: checked.axis]) * checked.segments
     if reduce in SEGMENT_REDUCTIONS:  # the route its own checked call keeps
         counting = empty_value is not None
-        call = csr_segment_call(checked, rows, ids, policy, counting)
-        reduced = segment_route(call, rows, ids, counting)
+        reduced = segment_route(checked.segment_routes[policy], rows, ids, counting)
         if not counting:
             return reduced
         result, count = reduced

@@ -39,7 +39,7 @@ from ._arrays import (
 from ._errors import raise_first_bad
 from ._indices import Components, normalize
 from ._plan import plan_segments
-from ._routes import segment_call
+from ._routes import segment_call, segment_scatters
 from ._segment import filled_empty
 from .engines import engine_for
 
@@ -70,11 +70,10 @@ class _Segments:
     ) -> None:  # fmt: skip
         #: Floating sums in the one order of ``_deterministic`` (docs/deterministic.md).
         self.deterministic = check_deterministic(deterministic)
-        call, data, ids = segment_call(
+        route, data, ids = segment_call(
             data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices,
             function, False, False, floating=floating,
         )  # fmt: skip
-        route = call.route
         self.xp, self.engine, self.n = route.xp, route.engine, route.num_segments
         self.sorted = route.ids_sorted
         self.data = data = route.engine.laid_out(data)
@@ -82,22 +81,21 @@ class _Segments:
         self.id_shape = tuple(ids.shape)
         self.rows = math.prod(self.id_shape)
         self.inner = tuple(data.shape[len(self.id_shape) :])
-        self.plan = call.scatters.scatter.plan
+        scatters, access = segment_scatters(route, ids)
+        self.plan = scatters.scatter.plan
         self.ids, self.kept, self.bad, self.raw_ids = ids, None, None, ids
         self.dropping = self.keyed = False
         if not self.rows:
             return
         if not self.n:  # every id is out of range
-            if call.scatters.policy != "ignore":
+            if scatters.policy != "ignore":
                 raise IndexError(self.plan.report.empty_axis_text(scatter=True))
             self.dropping = True
             wide = self.engine.wide_index_dtype(ids)
             self.ids = self.xp.zeros(self.id_shape, dtype=wide, device=device_for_new(ids))
             self.kept = self.xp.zeros(self.id_shape, dtype=self.xp.bool, device=device_for_new(ids))
             return
-        components = normalize(
-            self.xp, self.engine, ids, self.plan, call.scatters.policy, call.access
-        )
+        components = normalize(self.xp, self.engine, ids, self.plan, scatters.policy, access)
         valid = components.values[0]
         if components.keep_inside:  # "unchecked", or "error" checked lazily: reads inside
             valid = self.engine.clamp(valid, 0, self.n - 1)
@@ -638,12 +636,12 @@ def _counted(
     checked call; a bad value raises as ``"error"`` names it. None where the backend has no
     ``bincount`` or the values cannot be read now (the segment sum runs)."""
     planned = length if length is not None else minlength
-    call, data, ids = segment_call(data, ids, planned, "sum", indices_are_sorted, "error",
-                                   function, False, False)  # fmt: skip
-    engine, xp = call.route.engine, call.route.xp
+    route, data, ids = segment_call(data, ids, planned, "sum", indices_are_sorted, "error",
+                                    function, False, False)  # fmt: skip
+    engine, xp = route.engine, route.xp
     if length is not None:
-        length = call.route.num_segments  # (checked: an int)
-    if not engine.counts or call.access != "now" or (weighted and data.ndim != 1):
+        length = route.num_segments  # (checked: an int)
+    if not engine.counts or engine.index_access(ids) != "now" or (weighted and data.ndim != 1):
         return None
     flat = ids if ids.ndim == 1 else xp.reshape(ids, (-1,))
     counts = engine.counted(flat, minlength, length, data if weighted else None)
@@ -651,7 +649,7 @@ def _counted(
         return counts
     # A value out of range: found and named as the checks name it, against the length.
     n = length if length is not None else max(engine.value_range(ids)[1] + 1, minlength)
-    report = plan_segments((n,), tuple(ids.shape), call.route.ids_name).report
+    report = plan_segments((n,), tuple(ids.shape), route.ids_name).report
     raise_first_bad(xp, (ids < 0) | (ids >= n), ids, report, engine.read_int)
     return None  # (not reached)
 
