@@ -41,9 +41,9 @@ from ._routes import (
     segment_call,
     segment_scatters,
 )
-from ._scatter import ScatterPromises
 from ._types import Array, IndexLike, Policy, Reduction, Scalar
 from .engines import Engine
+from .engines.scatter import ScatterPromises
 
 
 @dataclass(slots=True)

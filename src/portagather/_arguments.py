@@ -55,8 +55,8 @@ from ._arrays import (
 from ._errors import raise_first_bad
 from ._indices import resolve_default, to_wide
 from ._plan import GatherPlan, Offsets, symbolic_size
-from ._scatter import ScatterPromises
 from .engines import Engine, engine_for
+from .engines.scatter import ScatterPromises
 
 # -- 1. the options -------------------------------------------------------------------------
 

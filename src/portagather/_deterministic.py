@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._arrays import device_for_new, dtype_kind
 from ._indices import normalize, resolve_default
-from ._scatter import flat_targets, target_axes
+from .engines.scatter import flat_targets, target_axes
 from .engines.tree import PADDING, combine, widened
 
 if TYPE_CHECKING:

@@ -56,8 +56,8 @@ from ._arguments import (
 from ._arrays import dtype_kind, dtype_name, mean_division, reduction_identity
 from ._indices import IndexAccess, normalize_policy, resolve_default
 from ._plan import GatherPlan, plan_segments
-from ._scatter import NO_PROMISES, ScatterPromises
 from .engines import KEYED_ENGINES, Engine, engine_for
+from .engines.scatter import NO_PROMISES, ScatterPromises
 
 # -- the operations, and the routes of checked calls ----------------------------------------
 

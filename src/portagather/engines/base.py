@@ -21,7 +21,7 @@ from .._arrays import device_for_new
 from .._errors import BadIndex
 from .._indices import Components, IndexAccess, flat_positions
 from .._plan import GatherPlan, row_major_strides
-from .._scatter import ScatterPromises, flat_targets, sorted_scatter, target_axes
+from .scatter import ScatterPromises, flat_targets, sorted_scatter, target_axes
 from .tree import tree_partials
 
 INT32_MAX = 2**31 - 1
@@ -218,7 +218,7 @@ class Engine:
     ) -> Any:  # fmt: skip
         """`data` with `updates` (of ``plan.out_shape``) combined by `reduce` at the places
         the gather of `plan` would read; ignored index vectors drop their updates. `promises`
-        are the caller's about the index (``_scatter.ScatterPromises``): an engine may use
+        are the caller's about the index (``engines.scatter.ScatterPromises``): an engine may use
         them, and must keep every write inside the data where they are broken."""
         xp, shape = self.xp, tuple(data.shape)
         size = math.prod(shape)
