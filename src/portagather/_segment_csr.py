@@ -10,8 +10,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import array_api_compat as aac
-
 from ._api import segment_route
 from ._arguments import SEGMENT_REDUCTIONS, check_empty_value
 from ._arrays import device_for_new, searchsorted_positions
@@ -164,8 +162,7 @@ def _ids_from_offsets(
     shift = xp.reshape(xp.arange(batches, dtype=wide, device=device) * n, (batches, 1))
     flat = xp.reshape(values + shift, (batches * line,))
     positions = xp.arange(batches * n, dtype=wide, device=device)
-    if aac.is_dask_array(rows):  # the ids in the rows' chunks of the data
-        positions = positions.rechunk(rows.chunks[:1])
+    positions = engine.blocked_like(positions, rows)  # the ids in the rows' blocks
     position = searchsorted_positions(xp, flat, positions, "right") - 1
     batch = xp.floor_divide(position, line)
     entry = position - batch * line
@@ -186,8 +183,7 @@ def _enforce_offsets(
         falls = values[..., 1:] < values[..., :-1]
         first = xp.zeros((*offsets.shape[:-1], 1), dtype=xp.bool, device=device_for_new(values))
         bad = bad | xp.concat([first, falls], axis=-1)
-        if aac.is_dask_array(bad):  # the lazy check reads bad and offsets block by block
-            bad = bad.rechunk(offsets.chunks)
+        bad = engine.blocked_like(bad, offsets)  # (the lazy check reads the two block by block)
     report = Offsets("offsets", False, "data", shape, axis)
     access = engine.index_access(offsets)
     if access == "now":

@@ -104,6 +104,12 @@ class Engine:
         blocks); here, as it is."""
         return x
 
+    def blocked_like(self, x: Any, like: Any) -> Any:
+        """`x` in the blocks of `like` along its axes (`x` has ``like.shape[:x.ndim]``), so
+        that a step that reads the two block by block pairs them (a lazy backend's); here, as
+        it is: its arrays have no blocks."""
+        return x
+
     def index_block_rows(self, data: Any, indices: Any, plan: GatherPlan) -> int:
         """How many rows of a large index to process at a time (0: all at once)."""
         return 0

@@ -51,6 +51,9 @@ class DaskEngine(Engine):
             return x.rechunk(nonzero_chunks(x.chunks))
         return x
 
+    def blocked_like(self, x: Any, like: Any) -> Any:
+        return x.rechunk(like.chunks[: x.ndim])
+
     def full(self, shape: tuple[int, ...], value: float, dtype: Any, like: Any) -> Any:
         """Chunked as the result of a reduction of `like` along its leading axes: `like`'s
         chunks on the inner axes, Dask's automatic size on the leading one, so that each
