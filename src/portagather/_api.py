@@ -166,8 +166,13 @@ def scatter_route(
         result = route.kernel(data, indices, updates)
         if result is not None:
             return result
-    call = _engine_call(route, data, indices)
-    engine, plan, reduction, promises = call.engine, route.plan, route.reduction, route.promises
+    return _scattered(_engine_call(route, data, indices), updates, route.reduction, route.promises)
+
+
+def _scattered(call: _Call, updates: Any, reduction: str, promises: ScatterPromises) -> Any:
+    """The steps of a scatter once its call is made (its policy resolved): the pipeline's own
+    answer, or one compiled computation (JAX), or :func:`_scatter`."""
+    engine, plan = call.engine, call.plan
     if plan.reads_nothing:  # no update, so nothing written and nothing out of range
         return engine.copy(call.data)
     if 0 in plan.axis_sizes:  # every index is bad
@@ -195,13 +200,19 @@ def scatter_with_count(
             count = counting.kernel(zeros, indices, ones)
             if count is not None:
                 return result, count
-    call = _engine_call(route, data, indices)
-    engine, plan = call.engine, route.plan
-    own_answer = plan.reads_nothing or 0 in plan.axis_sizes
-    if own_answer or (engine.compiles_eager_calls and call.access == "now"):
+    plan = route.plan
+    if plan.reads_nothing or 0 in plan.axis_sizes:  # the pipeline's own answers
         return (
             scatter_route(route, data, indices, updates),
             scatter_route(counting, zeros, indices, ones),
+        )
+    call = _engine_call(route, data, indices)  # (TensorFlow's default resolved once for both)
+    engine = call.engine
+    if engine.compiles_eager_calls and call.access == "now":
+        counted = replace(call, data=zeros, plan=counting.plan)
+        return (
+            _scattered(call, updates, route.reduction, route.promises),
+            _scattered(counted, ones, counting.reduction, counting.promises),
         )
     components = normalize(call.xp, engine, call.indices, plan, call.policy, call.access)
     result = engine.scatter(data, components, updates, plan, route.reduction, route.promises)
