@@ -578,3 +578,23 @@ def test_an_eager_bad_index_still_names_its_position():
         pg.gather_nd(params, jnp.asarray([[0, 0], [2, 3], [1, 4]]))
     with pytest.raises(IndexError, match=r"indices\[0, 0\] = -5 is out of range \[-4, 4\)"):
         pg.put_along_axis(params, jnp.asarray([[-5], [0], [1]]), 1.0, axis=1)
+
+
+@pytest.mark.parametrize("inner", [(), (3,), (2, 4)], ids=["rows", "3", "2x4"])
+def test_segment_mean_under_jit_has_the_eager_bits(inner):
+    """A mean's division by its count is one rounding under ``jax.jit`` too: XLA turns a
+    division by a broadcast count into a product with its reciprocal (other last bits), so
+    the count is gathered along the inner axes. The values: the float64 loop's, rounded."""
+    rng = np.random.default_rng(7)
+    data = rng.standard_normal((50, *inner)).astype(np.float32)
+    ids = rng.integers(0, 7, 50)
+    eager = np.asarray(pg.segment_mean(jnp.asarray(data), jnp.asarray(ids), 7))
+    jitted = jax.jit(lambda d, i: pg.segment_mean(d, i, 7, bad_indices="unchecked"))
+    traced = np.asarray(jitted(jnp.asarray(data), jnp.asarray(ids)))
+    assert traced.tobytes() == eager.tobytes()
+    expected = np.zeros((7, *inner))
+    for s in range(7):
+        rows = data[ids == s].astype(np.float64)
+        if len(rows):
+            expected[s] = rows.sum(axis=0) / len(rows)
+    np.testing.assert_allclose(eager, expected, rtol=1e-5, atol=1e-6)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ._arrays import device_for_new, dtype_kind
+from ._arrays import divisor, dtype_kind
 from ._indices import normalize, resolve_default
 from .engines.scatter import flat_targets, target_axes
 from .engines.tree import PADDING, combine, widened
@@ -81,7 +81,7 @@ def tree_segments(
         # does to a real one, but XLA would fold that away
         total = xp.where(total == 0, xp.zeros_like(total), total)
     if route.reduce == "mean":
-        total = total / _divisor(xp, count, total)
+        total = total / xp.astype(divisor(xp, count, total), total.dtype)
     result = xp.reshape(total, route.result_shape)
     if result.dtype != route.dtype:
         result = xp.astype(result, route.dtype)  # the one rounding of float16 and bfloat16
@@ -135,15 +135,3 @@ def tree_scatter(route: Route, data: Any, indices: Any, updates: Any) -> Any | N
 
 #: The dtype kinds whose adds and products the tree orders.
 _FLOATING = ("real floating", "complex floating")
-
-
-def _divisor(xp: Any, count: Any, total: Any) -> Any:
-    """Each element's count (1 for an empty segment, whose total is 0), of `total`'s shape
-    and dtype. Gathered, not broadcast: XLA turns a division by a broadcast value into a
-    multiplication by its reciprocal, which rounds differently."""
-    segments, width = total.shape
-    per_row = xp.astype(xp.where(count > 0, count, xp.ones_like(count)), total.dtype)
-    if width == 1:
-        return xp.reshape(per_row, (segments, 1))
-    row = xp.arange(segments * width, dtype=count.dtype, device=device_for_new(count)) // width
-    return xp.reshape(xp.take(per_row, row), (segments, width))
