@@ -160,13 +160,20 @@ def scatter_route(
         found = tree_scatter(route, data, indices, updates)
         if found is not None:
             return found
+    return _scatter_checked(route, data, indices, updates)
+
+
+def _scatter_checked(route: Route, data: Any, indices: Any, updates: Any) -> Any:
+    """A checked scatter in any order: the engine's kernel, or the steps on the index values
+    (the segment reductions' and the counts' scatters, which have no order to fix)."""
     if route.kernel is not None:
         # As for the gathers (run_gather): a valid index, the common case, costs no range
         # read where the backend's own scatter checks it; on a bad one, the policy decides.
         result = route.kernel(data, indices, updates)
         if result is not None:
             return result
-    return _scattered(_engine_call(route, data, indices), updates, route.reduction, route.promises)
+    call = _engine_call(route, data, indices)
+    return _scattered(call, updates, route.reduction, route.promises)
 
 
 def _scattered(call: _Call, updates: Any, reduction: str, promises: ScatterPromises) -> Any:
@@ -203,8 +210,8 @@ def scatter_with_count(
     plan = route.plan
     if plan.reads_nothing or 0 in plan.axis_sizes:  # the pipeline's own answers
         return (
-            scatter_route(route, data, indices, updates),
-            scatter_route(counting, zeros, indices, ones),
+            _scatter_checked(route, data, indices, updates),
+            _scatter_checked(counting, zeros, indices, ones),
         )
     call = _engine_call(route, data, indices)  # (TensorFlow's default resolved once for both)
     engine = call.engine
@@ -295,7 +302,7 @@ def _scatter_rows(
     engine = route.engine
     init = engine.full(route.result_shape, route.identity, route.dtype, data)
     if scatters.count is None:
-        return scatter_route(scatters.scatter, init, ids, data), None
+        return _scatter_checked(scatters.scatter, init, ids, data), None
     wide = engine.wide_index_dtype(ids)
     zeros = engine.full((route.num_segments,), 0, wide, data)
     ones = route.xp.ones_like(ids, dtype=wide)
