@@ -6,9 +6,11 @@ and each compat front end through them) passes its arguments to one entry point 
 runs the checks of ``_arguments`` in their one order and returns the checked call.
 
 A call is checked once per call signature: the first call of a key (:func:`call_key`: the
-operation, the options as written, each array's type, shape, dtype and device) runs the
-checks and keeps what they found as a data-only route (:class:`Route`, :class:`SegmentRoute`,
-:class:`CsrRoute`); a repeat call finds it with one dictionary lookup and runs no check (the
+entry point's options as written, derived from its signature by :func:`options_key`, and
+each array's type, shape, dtype and device) runs the checks and keeps what they found as a
+data-only route, built with keywords and never changed after (:class:`Route`,
+:class:`SegmentRoute` with its :class:`SegmentScatters`, :class:`CsrRoute`), in the one
+route cache (``_ROUTES``); a repeat call finds it with one dictionary lookup and runs no check (the
 idea of einops' cached recipe). The values of an index are never part of a key: the policy
 reads them on every call. Only arrays are keyed: a call with Python values, an option that
 cannot be hashed, or arrays of a type whose engine keeps no key (JAX, Dask, ndonnx,
