@@ -2,14 +2,15 @@
 
 A keyed engine (NumPy, PyTorch) checks a call once per key and keeps what the checks found as
 the key's route (``_routes._ROUTES``); a repeat call of the key runs that route with no
-check. The keys are written by hand beside each entry point, so an option left out of one
-would let a call with another value of the option run the route of the first: a wrong
-answer, or no error where the checks raise one. Here, for every parameter of every public
-function (``portagather.__all__`` and the compat front ends' ``__all__``, read with
-``inspect.signature``) that is not an array argument, the route is warmed with one value of
-the option, then the call is made with another value, and its outcome (values, dtype and
-shape, or the error's type and message) must be the cold one: the same call with no route
-kept. The values come from TABLE below; a public function or an option that is not in it
+check. An option left out of a key would let a call with another value of the option run
+the route of the first: a wrong answer, or no error where the checks raise one. Each entry
+point's key is derived from its signature (``_routes.options_key``: the last test here), and
+a public function's option reaches its key only where the function passes it on. Here, for
+every parameter of every public function (``portagather.__all__`` and the compat front
+ends' ``__all__``, read with ``inspect.signature``) that is not an array argument, the
+route is warmed with one value of the option, then the call is made with another value, and
+its outcome (values, dtype and shape, or the error's type and message) must be the cold one:
+the same call with no route kept. The values come from TABLE below; a public function or an option that is not in it
 fails its case, so a new one cannot go untested. Each case also asks that the two values
 answer differently (SAME_ANSWER lists the few that cannot), or it could not fail; where two
 valid values answer alike on any input (a promise), the other value is one the checks refuse,
@@ -467,3 +468,27 @@ def test_every_table_entry_names_a_public_function_and_its_parameters():
     assert set(SAME_ANSWER) <= {f"{n}:{o}" for n, o in CASES}, set(SAME_ANSWER) - {
         f"{n}:{o}" for n, o in CASES
     }
+
+
+ENTRY_POINTS = [
+    (_routes.gather_call, _routes._GATHER_KEY, ("data", "indices")),
+    (_routes.scatter_call, _routes._SCATTER_KEY, ("data", "indices", "updates")),
+    (_routes.segment_call, _routes._SEGMENT_KEY, ("data", "segment_ids")),
+    (_routes.csr_call, _routes._CSR_KEY, ("data", "offsets")),
+]
+
+
+@pytest.mark.parametrize(
+    ("entry", "key", "arrays"), ENTRY_POINTS, ids=[e.__name__ for e, _, _ in ENTRY_POINTS]
+)
+def test_an_entry_points_key_holds_each_of_its_options(entry, key, arrays):
+    """Each entry point's key takes exactly its parameters and holds every one that is not an
+    array, in order, after its type: an option added to an entry point is keyed."""
+    parameters = list(inspect.signature(entry).parameters)
+    assert list(inspect.signature(key).parameters) == parameters
+    given = {name: object() if name in arrays else (len(name), name) for name in parameters}
+    expected = []
+    for name in parameters:
+        if name not in arrays:
+            expected += [tuple, (len(name), name)]
+    assert key(**given) == tuple(expected)
