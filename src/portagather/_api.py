@@ -289,7 +289,11 @@ def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = F
     if scatters.too_large:
         result = _enforce_too_large(route, scatters, access, ids, result)
     if route.reduce == "mean":
-        result = divided_mean(route.xp, result, count, route.division, route.division_dtype)
+        # A traced total's divisor is gathered: one rounding under jit, as in eager calls.
+        traced = route.engine.index_access(result) == "trace"
+        result = divided_mean(
+            route.xp, result, count, route.division, route.division_dtype, gathered=traced
+        )
     return (result, count) if with_count else result
 
 

@@ -150,15 +150,18 @@ def per_segment(xp: Any, count: Any, like: Any) -> Any:
     return xp.broadcast_to(shaped, tuple(like.shape))
 
 
-def divisor(xp: Any, count: Any, like: Any) -> Any:
+def divisor(xp: Any, count: Any, like: Any, gathered: bool = False) -> Any:
     """What a segment's total is divided by: its count, at least 1 (an empty segment's total
-    stays as it is), repeated along the inner axes of `like`, to its shape. Gathered, not
-    broadcast: XLA turns a division by a broadcast divisor into a product with its
-    reciprocal, which is not rounded once (5 / 3 in float32 would give 1.6666667), so that
-    ``jax.jit`` would give other bits than the eager call."""
+    stays as it is), repeated along the inner axes of `like`, to its shape: broadcast, or
+    where `gathered` (a traced call) gathered. XLA turns a division by a broadcast divisor
+    into a product with its reciprocal, which is not rounded once (5 / 3 in float32 would
+    give 1.6666667), so that ``jax.jit`` would give other bits than the eager call, whose
+    division by a broadcast array is one rounding (at fewer dispatches than a gather)."""
     count = xp.maximum(count, xp.ones_like(count))
     if count.ndim == like.ndim:
         return count
+    if not gathered:
+        return per_segment(xp, count, like)
     shape = tuple(like.shape)
     segments, width = math.prod(count.shape), math.prod(shape[count.ndim :])
     row = xp.arange(segments * width, dtype=count.dtype, device=device_for_new(count)) // width
@@ -181,13 +184,15 @@ def mean_division(xp: Any, engine: Any, data: Any) -> tuple[str, Any]:
     return "plain", dtype
 
 
-def divided_mean(xp: Any, total: Any, count: Any, division: str, divide_in: Any) -> Any:
+def divided_mean(
+    xp: Any, total: Any, count: Any, division: str, divide_in: Any, gathered: bool = False
+) -> Any:  # fmt: skip
     """`total` (a segment sum) over `count` (its rows per segment, along the inner axes too:
-    :func:`per_segment`), in `total`'s dtype; 0 where nothing was counted; divided as
-    :func:`mean_division` says (`division`, in dtype `divide_in`). The core's mean, and the
-    front ends' that match it."""
+    :func:`divisor`, `gathered` where the call is traced), in `total`'s dtype; 0 where
+    nothing was counted; divided as :func:`mean_division` says (`division`, in dtype
+    `divide_in`). The core's mean, and the front ends' that match it."""
     dtype = total.dtype
-    count = divisor(xp, count, total)
+    count = divisor(xp, count, total, gathered)
     if division == "floor":
         quotient = xp.floor_divide(xp.astype(total, divide_in), xp.astype(count, divide_in))
         return xp.astype(quotient, dtype)

@@ -81,7 +81,7 @@ def tree_segments(
         # does to a real one, but XLA would fold that away
         total = xp.where(total == 0, xp.zeros_like(total), total)
     if route.reduce == "mean":
-        total = total / xp.astype(divisor(xp, count, total), total.dtype)
+        total = total / xp.astype(divisor(xp, count, total, gathered=True), total.dtype)
     result = xp.reshape(total, route.result_shape)
     if result.dtype != route.dtype:
         result = xp.astype(result, route.dtype)  # the one rounding of float16 and bfloat16
