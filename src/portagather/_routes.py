@@ -526,16 +526,15 @@ _ACCESSES: tuple[IndexAccess, ...] = ("now", "none")
 
 def _segment_route(
     xp: Any, engine: Engine, data: Any, id_shape: tuple[int, ...], id_dtype: Any, *,
-    count_dtype: Any, reduce: str, num_segments: int,
-    inner: tuple[int, ...], policy: str, ids_sorted: bool, counting: bool,
-    drop_negative: bool, identity: Any, ids_name: str, tree: bool,
+    count_dtype: Any, reduce: str, num_segments: int, inner: tuple[int, ...], policy: str,
+    ids_sorted: bool, counting: bool, drop_negative: bool, identity: Any, ids_name: str,
+    tree: bool,
 ) -> SegmentRoute:  # fmt: skip
     """The :class:`SegmentRoute` of the reduction `reduce` of `data` (checked) at ids of
-    `id_shape` and `id_dtype` into
-    `num_segments` segments of shape `inner`, counting each segment's rows where the call
-    does (`counting`, or a mean: into `count_dtype`, the widest integer of the ids' device),
-    with the scatters of every policy that `policy` resolves
-    to (:func:`segment_scatters`)."""
+    `id_shape` and `id_dtype` into `num_segments` segments of shape `inner`, counting each
+    segment's rows where the call does (`counting`, or a mean: into `count_dtype`, the
+    widest integer of the ids' device), with the scatters of every policy that `policy`
+    resolves to (:func:`segment_scatters`)."""
     dtype = data.dtype
     counting = counting or reduce == "mean"
     division, division_dtype = ("", None)
