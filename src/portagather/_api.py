@@ -39,7 +39,6 @@ from ._routes import (
     gather_call,
     scatter_call,
     segment_call,
-    segment_scatters,
 )
 from ._types import Array, IndexLike, Policy, Reduction, Scalar
 from .engines import Engine
@@ -295,6 +294,13 @@ def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = F
             route.xp, result, count, route.division, route.division_dtype, gathered=traced
         )
     return (result, count) if with_count else result
+
+
+def segment_scatters(route: SegmentRoute, ids: Any) -> tuple[SegmentScatters, IndexAccess]:
+    """How the values of `ids` can be seen in this call, and `route`'s scatters under the
+    policy that follows: TensorFlow's default resolved here, once per call."""
+    access = route.engine.index_access(ids)
+    return route.scatters[resolve_default(route.policy, access)], access
 
 
 def _scatter_rows(

@@ -400,16 +400,9 @@ class SegmentRoute:
     #: ``_deterministic`` (for other dtypes and reductions every order gives the same bits).
     deterministic: bool
     #: The scatters by each policy that `policy` resolves to in a call
-    #: (:func:`segment_scatters`: TensorFlow's default is ``"error"`` or ``"ignore"``, any
+    #: (``_api.segment_scatters``: TensorFlow's default is ``"error"`` or ``"ignore"``, any
     #: other policy itself), made with the route for ids of the key's shape and dtype.
     scatters: Mapping[str, SegmentScatters]
-
-
-def segment_scatters(route: SegmentRoute, ids: Any) -> tuple[SegmentScatters, IndexAccess]:
-    """How the values of `ids` can be seen in this call, and `route`'s scatters under the
-    policy that follows: TensorFlow's default resolved here, once per call."""
-    access = route.engine.index_access(ids)
-    return route.scatters[resolve_default(route.policy, access)], access
 
 
 #: The names of the data and the ids in the messages of a function whose arguments are not
@@ -534,7 +527,7 @@ def _segment_route(
     `id_shape` and `id_dtype` into `num_segments` segments of shape `inner`, counting each
     segment's rows where the call does (`counting`, or a mean: into `count_dtype`, the
     widest integer of the ids' device), with the scatters of every policy that `policy`
-    resolves to (:func:`segment_scatters`)."""
+    resolves to (``_api.segment_scatters``)."""
     dtype = data.dtype
     counting = counting or reduce == "mean"
     division, division_dtype = ("", None)

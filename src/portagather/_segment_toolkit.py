@@ -17,7 +17,7 @@ from typing import Any
 import array_api_compat as aac
 import numpy as np
 
-from ._api import gather, segment_reduce
+from ._api import gather, segment_reduce, segment_scatters
 from ._arguments import (
     SEGMENT_SCATTERS,
     check_deterministic,
@@ -39,7 +39,7 @@ from ._arrays import (
 from ._errors import raise_first_bad
 from ._indices import Components, normalize
 from ._plan import plan_segments
-from ._routes import segment_call, segment_scatters
+from ._routes import segment_call
 from ._segment import filled_empty
 from .engines import engine_for
 
