@@ -470,25 +470,36 @@ def test_every_table_entry_names_a_public_function_and_its_parameters():
     }
 
 
+#: Each entry point, its key, its array arguments and the options that may be arrays.
 ENTRY_POINTS = [
-    (_routes.gather_call, _routes._GATHER_KEY, ("data", "indices")),
-    (_routes.scatter_call, _routes._SCATTER_KEY, ("data", "indices", "updates")),
-    (_routes.segment_call, _routes._SEGMENT_KEY, ("data", "segment_ids")),
-    (_routes.csr_call, _routes._CSR_KEY, ("data", "offsets")),
+    (_routes.gather_call, _routes._GATHER_KEY, ("data", "indices"), ("fill_value",)),
+    (_routes.scatter_call, _routes._SCATTER_KEY, ("data", "indices", "updates"), ()),
+    (_routes.segment_call, _routes._SEGMENT_KEY, ("data", "segment_ids"), ("num_segments",)),
+    (_routes.csr_call, _routes._CSR_KEY, ("data", "offsets"), ()),
 ]
 
 
 @pytest.mark.parametrize(
-    ("entry", "key", "arrays"), ENTRY_POINTS, ids=[e.__name__ for e, _, _ in ENTRY_POINTS]
+    ("entry", "key", "arrays", "scalars"),
+    ENTRY_POINTS,
+    ids=[entry.__name__ for entry, *_ in ENTRY_POINTS],
 )
-def test_an_entry_points_key_holds_each_of_its_options(entry, key, arrays):
+def test_an_entry_points_key_holds_each_of_its_options(entry, key, arrays, scalars):
     """Each entry point's key takes exactly its parameters and holds every one that is not an
-    array, in order, after its type: an option added to an entry point is keyed."""
+    array, in order, after its type: an option added to an entry point is keyed. An option
+    that may be an array keys no call where it is one (a tensor hashes by identity)."""
     parameters = list(inspect.signature(entry).parameters)
     assert list(inspect.signature(key).parameters) == parameters
-    given = {name: object() if name in arrays else (len(name), name) for name in parameters}
+    given = {name: torch.zeros(1) if name in arrays else name for name in parameters}
     expected = []
     for name in parameters:
         if name not in arrays:
-            expected += [tuple, (len(name), name)]
+            expected += [str, name]
     assert key(**given) == tuple(expected)
+    for name in scalars:
+        assert key(**{**given, name: torch.zeros(())}) is None
+        assert key(**{**given, name: np.int8(3)})[1::2] == tuple(
+            np.int8(3) if option == name else option
+            for option in parameters
+            if option not in arrays
+        )

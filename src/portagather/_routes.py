@@ -115,11 +115,15 @@ def kernel_applies(engine: Engine, plan: GatherPlan, policy: str) -> bool:
     )
 
 
-def options_key(entry: Callable[..., Any], arrays: tuple[str, ...]) -> Callable[..., Any]:
+def options_key(
+    entry: Callable[..., Any], arrays: tuple[str, ...], scalars: tuple[str, ...] = ()
+) -> Callable[..., Any]:  # fmt: skip
     """The options of a call of the entry point `entry`, as its key holds them: a function of
     `entry`'s own parameters, made once from its signature, that returns every parameter not
     named in `arrays`, in order, each after its type (``0``, ``0.0``, ``False`` and
-    ``np.int8(0)`` compare equal and hash alike, yet the checks treat them differently).
+    ``np.int8(0)`` compare equal and hash alike, yet the checks treat them differently); or
+    None, where an option named in `scalars` (one that may be given as an array) is no
+    Python or NumPy scalar (:data:`_SCALAR_TYPES`): the call is not keyed.
 
     Every entry point hands it all the arguments it was given, so an option added to an
     entry point is in its key by construction (a call that leaves one out fails at once),
@@ -128,13 +132,17 @@ def options_key(entry: Callable[..., Any], arrays: tuple[str, ...]) -> Callable[
     every call pays for its key, and a loop over the parameters costs several times the
     tuple it builds."""
     parameters = list(inspect.signature(entry).parameters)
-    unknown = [name for name in arrays if name not in parameters]
+    unknown = [name for name in (*arrays, *scalars) if name not in parameters]
     if unknown:
         msg = f"{entry.__name__} has no parameter {unknown[0]!r}"
         raise TypeError(msg)
     items = "".join(f"type({p}), {p}, " for p in parameters if p not in arrays)
-    namespace: dict[str, Any] = {}
-    exec(f"def key({', '.join(parameters)}):\n    return ({items})\n", namespace)
+    source = f"def key({', '.join(parameters)}):\n"
+    for name in scalars:
+        source += f"    if type({name}) not in _SCALAR_TYPES and not isinstance({name}, _NUMPY):\n"
+        source += "        return None\n"
+    namespace: dict[str, Any] = {"_SCALAR_TYPES": _SCALAR_TYPES, "_NUMPY": np.generic}
+    exec(f"{source}    return ({items})\n", namespace)
     key: Callable[..., Any] = namespace["key"]
     key.__qualname__ = key.__name__ = f"{entry.__name__}_key"
     return key
@@ -173,13 +181,9 @@ _ROUTES: dict[tuple[Any, ...], Any] = {}
 _MAX_ROUTES = 1024
 
 
-def _by_value(option: object) -> bool:
-    """Whether `option` hashes by its value, so that it may key a route: a Python or NumPy
-    scalar. A PyTorch tensor hashes by identity, and one filled in place between two calls
-    would find the route of its old value."""
-    return type(option) in _SCALAR_TYPES or isinstance(option, np.generic)
-
-
+#: The types of the options that hash by their value, so that they may key a route (with a
+#: NumPy scalar): a PyTorch tensor hashes by identity, and one filled in place between two
+#: calls would find the route of its old value.
 _SCALAR_TYPES = frozenset((bool, int, float, complex, str))
 
 
@@ -208,8 +212,8 @@ def gather_call(
     of the route's namespace. `arguments` are the planner's integer arguments after `op`'s
     shapes, as :func:`int_argument` read them."""
     key = route = None
-    if _by_value(fill_value):  # (a tensor hashes by identity: no key)
-        options = _GATHER_KEY(op, data, indices, arguments, bad_indices, fill_value)
+    options = _GATHER_KEY(op, data, indices, arguments, bad_indices, fill_value)
+    if options is not None:  # (a tensor as fill_value hashes by identity: no key)
         key, route = call_key(options, data, indices)
     if route is not None:
         return route, data, indices
@@ -239,7 +243,7 @@ def gather_call(
     return route, data, indices
 
 
-_GATHER_KEY = options_key(gather_call, ("data", "indices"))
+_GATHER_KEY = options_key(gather_call, ("data", "indices"), scalars=("fill_value",))
 
 
 def scatter_call(
@@ -436,11 +440,11 @@ def segment_call(
     (:func:`check_segment_dtype`).
     """
     key = kept = None
-    if num_segments is not None and _by_value(num_segments):  # else checked on every call
-        options = _SEGMENT_KEY(
-            data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices, function,
-            drop_negative, with_count, sorted_vector, floating, deterministic,
-        )  # fmt: skip
+    options = _SEGMENT_KEY(
+        data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices, function,
+        drop_negative, with_count, sorted_vector, floating, deterministic,
+    )  # fmt: skip
+    if options is not None:  # (None, read from the ids, or an array: checked on every call)
         key, kept = call_key(options, data, segment_ids)
     if kept is not None:  # only what the ids' values decide is left
         return kept, data, segment_ids
@@ -504,7 +508,7 @@ def segment_call(
     return route, data, ids
 
 
-_SEGMENT_KEY = options_key(segment_call, ("data", "segment_ids"))
+_SEGMENT_KEY = options_key(segment_call, ("data", "segment_ids"), scalars=("num_segments",))
 
 #: The dtype kinds that have gradients.
 _DIFFERENTIABLE = ("real floating", "complex floating")
