@@ -580,21 +580,33 @@ def test_an_eager_bad_index_still_names_its_position():
         pg.put_along_axis(params, jnp.asarray([[-5], [0], [1]]), 1.0, axis=1)
 
 
+#: The reductions that divide by a count, and their float64 loop (of a segment's rows).
+DIVIDED = {
+    "segment_mean": lambda rows: rows.mean(axis=0),
+    "segment_var": lambda rows: rows.var(axis=0),
+    "segment_std": lambda rows: rows.std(axis=0),
+}
+
+
+@pytest.mark.parametrize("name", DIVIDED)
 @pytest.mark.parametrize("inner", [(), (3,), (2, 4)], ids=["rows", "3", "2x4"])
-def test_segment_mean_under_jit_has_the_eager_bits(inner):
-    """A mean's division by its count is one rounding under ``jax.jit`` too: XLA turns a
+def test_a_division_by_counts_under_jit_has_the_eager_bits(name, inner):
+    """A division by each segment's count is one rounding under ``jax.jit`` too: XLA turns a
     division by a broadcast count into a product with its reciprocal (other last bits), so
-    the count is gathered along the inner axes. The values: the float64 loop's, rounded."""
+    a traced call gathers the count along the inner axes. The values: the float64 loop's,
+    rounded; an empty segment 0 (the mean) or NaN (no degree of freedom)."""
+    function, reference = getattr(pg, name), DIVIDED[name]
     rng = np.random.default_rng(7)
     data = rng.standard_normal((50, *inner)).astype(np.float32)
-    ids = rng.integers(0, 7, 50)
-    eager = np.asarray(pg.segment_mean(jnp.asarray(data), jnp.asarray(ids), 7))
-    jitted = jax.jit(lambda d, i: pg.segment_mean(d, i, 7, bad_indices="unchecked"))
+    ids = rng.integers(0, 8, 50)
+    ids[ids == 5] = 6  # segment 5 empty
+    eager = np.asarray(function(jnp.asarray(data), jnp.asarray(ids), 8))
+    jitted = jax.jit(lambda d, i: function(d, i, 8, bad_indices="unchecked"))
     traced = np.asarray(jitted(jnp.asarray(data), jnp.asarray(ids)))
     assert traced.tobytes() == eager.tobytes()
-    expected = np.zeros((7, *inner))
-    for s in range(7):
+    expected = np.full((8, *inner), 0.0 if name == "segment_mean" else np.nan)
+    for s in range(8):
         rows = data[ids == s].astype(np.float64)
         if len(rows):
-            expected[s] = rows.sum(axis=0) / len(rows)
+            expected[s] = reference(rows)
     np.testing.assert_allclose(eager, expected, rtol=1e-5, atol=1e-6)

@@ -140,32 +140,29 @@ def reduction_identity(xp: Any, reduce: str, dtype: Any) -> int | float | bool:
     return int(info.min) if reduce == "max" else int(info.max)
 
 
-def per_segment(xp: Any, count: Any, like: Any) -> Any:
-    """`count` (one value per segment, shape ``like.shape[:count.ndim]``) broadcast along the
-    inner axes of `like`, to its shape (a mask; a divisor is :func:`divisor`'s). Without
-    inner axes, as it is."""
-    if count.ndim == like.ndim:
-        return count
-    shaped = xp.reshape(count, tuple(count.shape) + (1,) * (like.ndim - count.ndim))
-    return xp.broadcast_to(shaped, tuple(like.shape))
-
-
-def divisor(xp: Any, count: Any, like: Any, gathered: bool = False) -> Any:
-    """What a segment's total is divided by: its count, at least 1 (an empty segment's total
-    stays as it is), repeated along the inner axes of `like`, to its shape: broadcast, or
-    where `gathered` (a traced call) gathered. XLA turns a division by a broadcast divisor
-    into a product with its reciprocal, which is not rounded once (5 / 3 in float32 would
-    give 1.6666667), so that ``jax.jit`` would give other bits than the eager call, whose
-    division by a broadcast array is one rounding (at fewer dispatches than a gather)."""
-    count = xp.maximum(count, xp.ones_like(count))
+def per_segment(xp: Any, count: Any, like: Any, gathered: bool = False) -> Any:
+    """`count` (one value per segment, shape ``like.shape[:count.ndim]``) repeated along the
+    inner axes of `like`, to its shape: broadcast, or where `gathered` (a divisor in a traced
+    call) gathered. XLA turns a division by a broadcast divisor into a product with its
+    reciprocal, which is not rounded once (5 / 3 in float32 would give 1.6666667), so that
+    ``jax.jit`` would give other bits than the eager call, whose division by a broadcast
+    array is one rounding (at fewer dispatches than a gather). Without inner axes, as it is."""
     if count.ndim == like.ndim:
         return count
     if not gathered:
-        return per_segment(xp, count, like)
+        shaped = xp.reshape(count, tuple(count.shape) + (1,) * (like.ndim - count.ndim))
+        return xp.broadcast_to(shaped, tuple(like.shape))
     shape = tuple(like.shape)
     segments, width = math.prod(count.shape), math.prod(shape[count.ndim :])
     row = xp.arange(segments * width, dtype=count.dtype, device=device_for_new(count)) // width
     return xp.reshape(xp.take(xp.reshape(count, (segments,)), row), shape)
+
+
+def divisor(xp: Any, count: Any, like: Any, gathered: bool = False) -> Any:
+    """What a segment's total is divided by: its count, at least 1 (an empty segment's total
+    stays as it is), along the inner axes of `like` (:func:`per_segment`, `gathered` where
+    the call is traced)."""
+    return per_segment(xp, xp.maximum(count, xp.ones_like(count)), like, gathered)
 
 
 def mean_division(xp: Any, engine: Any, data: Any) -> tuple[str, Any]:

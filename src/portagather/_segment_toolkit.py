@@ -464,10 +464,12 @@ def _var(
     else:
         count = seg.count()
         total = seg.reduce(data, "sum")
-        mean = total / xp.astype(divisor(xp, count, total), data.dtype)
+        traced = seg.engine.index_access(total) == "trace"  # (gathered divisors: as eager)
+        mean = total / xp.astype(divisor(xp, count, total, traced), data.dtype)
         deviation = data - seg.spread(mean)
         squares = seg.reduce(deviation * deviation, "sum")
-    freedom = xp.astype(per_segment(xp, count, squares), data.dtype) - correction
+    traced = seg.engine.index_access(squares) == "trace"
+    freedom = xp.astype(per_segment(xp, count, squares, traced), data.dtype) - correction
     some = freedom > 0
     result = xp.where(some, squares / xp.where(some, freedom, xp.ones_like(freedom)),
                       xp.full_like(squares, math.nan))  # fmt: skip
