@@ -17,7 +17,7 @@ ones ``segment_reduce(..., None, indices_are_sorted=True, sorted_vector=True)`` 
 the min with their count), ``tensor_scatter_nd_sub`` the add of ``scatter_nd`` under TensorFlow's
 default policy, PyTorch's ``segment_reduce`` ``segment_csr`` (``offsets=``; ``lengths=`` the
 core's checked call of them, which makes their offsets, and beside it ``segment_csr`` of
-those offsets), ``index_put`` the core's checked call of its tuple (``_arguments.parts_call``,
+those offsets), ``index_put`` the core's checked call of its tuple (``_routes.parts_call``,
 which stacks it, and the route's scatter), and beside it ``scatter_nd`` of the stacked
 index vectors, ``take_along_dim(dim=None)`` the core's gather of the flattened arrays at
 PyTorch's range, ``[0, n)`` (``_api.run_gather`` of its operation), and beside it
@@ -42,8 +42,8 @@ def _cases(lib: str) -> list[tuple[str, Callable[[], Any], Callable[[], Any], bo
     import portagather as pg
     from portagather import _api
     from portagather._api import segment_reduce
-    from portagather._arguments import parts_call
     from portagather._plan import SegmentsGiven
+    from portagather._routes import parts_call
     from portagather._segment_csr import _csr
     from portagather.compat import mindspore as ms
     from portagather.compat import tensorflow as tf

@@ -578,3 +578,35 @@ def test_an_eager_bad_index_still_names_its_position():
         pg.gather_nd(params, jnp.asarray([[0, 0], [2, 3], [1, 4]]))
     with pytest.raises(IndexError, match=r"indices\[0, 0\] = -5 is out of range \[-4, 4\)"):
         pg.put_along_axis(params, jnp.asarray([[-5], [0], [1]]), 1.0, axis=1)
+
+
+#: The reductions that divide by a count, and their float64 loop (of a segment's rows).
+DIVIDED = {
+    "segment_mean": lambda rows: rows.mean(axis=0),
+    "segment_var": lambda rows: rows.var(axis=0),
+    "segment_std": lambda rows: rows.std(axis=0),
+}
+
+
+@pytest.mark.parametrize("name", DIVIDED)
+@pytest.mark.parametrize("inner", [(), (3,), (2, 4)], ids=["rows", "3", "2x4"])
+def test_a_division_by_counts_under_jit_has_the_eager_bits(name, inner):
+    """A division by each segment's count is one rounding under ``jax.jit`` too: XLA turns a
+    division by a broadcast count into a product with its reciprocal (other last bits), so
+    a traced call gathers the count along the inner axes. The values: the float64 loop's,
+    rounded; an empty segment 0 (the mean) or NaN (no degree of freedom)."""
+    function, reference = getattr(pg, name), DIVIDED[name]
+    rng = np.random.default_rng(7)
+    data = rng.standard_normal((50, *inner)).astype(np.float32)
+    ids = rng.integers(0, 8, 50)
+    ids[ids == 5] = 6  # segment 5 empty
+    eager = np.asarray(function(jnp.asarray(data), jnp.asarray(ids), 8))
+    jitted = jax.jit(lambda d, i: function(d, i, 8, bad_indices="unchecked"))
+    traced = np.asarray(jitted(jnp.asarray(data), jnp.asarray(ids)))
+    assert traced.tobytes() == eager.tobytes()
+    expected = np.full((8, *inner), 0.0 if name == "segment_mean" else np.nan)
+    for s in range(8):
+        rows = data[ids == s].astype(np.float64)
+        if len(rows):
+            expected[s] = reference(rows)
+    np.testing.assert_allclose(eager, expected, rtol=1e-5, atol=1e-6)

@@ -1,15 +1,16 @@
-"""Every option of every public function is part of its call's key (``_arguments.call_key``).
+"""Every option of every public function is part of its call's key (``_routes.call_key``).
 
 A keyed engine (NumPy, PyTorch) checks a call once per key and keeps what the checks found as
-the key's route (``_arguments._ROUTES``); a repeat call of the key runs that route with no
-check. The keys are written by hand beside each entry point, so an option left out of one
-would let a call with another value of the option run the route of the first: a wrong
-answer, or no error where the checks raise one. Here, for every parameter of every public
-function (``portagather.__all__`` and the compat front ends' ``__all__``, read with
-``inspect.signature``) that is not an array argument, the route is warmed with one value of
-the option, then the call is made with another value, and its outcome (values, dtype and
-shape, or the error's type and message) must be the cold one: the same call with no route
-kept. The values come from TABLE below; a public function or an option that is not in it
+the key's route (``_routes._ROUTES``); a repeat call of the key runs that route with no
+check. An option left out of a key would let a call with another value of the option run
+the route of the first: a wrong answer, or no error where the checks raise one. Each entry
+point's key is derived from its signature (``_routes.options_key``: the last test here), and
+a public function's option reaches its key only where the function passes it on. Here, for
+every parameter of every public function (``portagather.__all__`` and the compat front
+ends' ``__all__``, read with ``inspect.signature``) that is not an array argument, the
+route is warmed with one value of the option, then the call is made with another value, and
+its outcome (values, dtype and shape, or the error's type and message) must be the cold one:
+the same call with no route kept. The values come from TABLE below; a public function or an option that is not in it
 fails its case, so a new one cannot go untested. Each case also asks that the two values
 answer differently (SAME_ANSWER lists the few that cannot), or it could not fail; where two
 valid values answer alike on any input (a promise), the other value is one the checks refuse,
@@ -28,7 +29,7 @@ import pytest
 import torch
 
 import portagather as pg
-from portagather import _arguments
+from portagather import _routes
 from portagather.compat import mindspore as ms_compat
 from portagather.compat import onnx as onnx_compat
 from portagather.compat import tensorflow as tf_compat
@@ -466,12 +467,12 @@ def test_an_option_keys_the_route(engine, name, option):
     assert option in options, f"{name}'s option {option!r} has no (warm, other) values in TABLE"
     convert = ENGINES[engine]
     warm, other = ({option: value} for value in options[option])
-    _arguments._ROUTES.clear()
+    _routes._ROUTES.clear()
     first = _outcome(name, convert, warm)
     assert _outcome(name, convert, warm) == first  # the second call finds the route
-    assert _arguments._ROUTES or name in UNKEYED, f"{name} kept no route: nothing was tested"
+    assert _routes._ROUTES or name in UNKEYED, f"{name} kept no route: nothing was tested"
     after_warm = _outcome(name, convert, other)
-    _arguments._ROUTES.clear()
+    _routes._ROUTES.clear()
     cold = _outcome(name, convert, other)
     assert after_warm == cold, f"{option}={options[option][1]!r} after {options[option][0]!r}"
     if f"{name}:{option}" not in SAME_ANSWER:
@@ -487,3 +488,38 @@ def test_every_table_entry_names_a_public_function_and_its_parameters():
     assert set(SAME_ANSWER) <= {f"{n}:{o}" for n, o in CASES}, set(SAME_ANSWER) - {
         f"{n}:{o}" for n, o in CASES
     }
+
+
+#: Each entry point, its key, its array arguments and the options that may be arrays.
+ENTRY_POINTS = [
+    (_routes.gather_call, _routes._GATHER_KEY, ("data", "indices"), ("fill_value",)),
+    (_routes.scatter_call, _routes._SCATTER_KEY, ("data", "indices", "updates"), ()),
+    (_routes.segment_call, _routes._SEGMENT_KEY, ("data", "segment_ids"), ("num_segments",)),
+    (_routes.csr_call, _routes._CSR_KEY, ("data", "offsets"), ()),
+]
+
+
+@pytest.mark.parametrize(
+    ("entry", "key", "arrays", "scalars"),
+    ENTRY_POINTS,
+    ids=[entry.__name__ for entry, *_ in ENTRY_POINTS],
+)
+def test_an_entry_points_key_holds_each_of_its_options(entry, key, arrays, scalars):
+    """Each entry point's key takes exactly its parameters and holds every one that is not an
+    array, in order, after its type: an option added to an entry point is keyed. An option
+    that may be an array keys no call where it is one (a tensor hashes by identity)."""
+    parameters = list(inspect.signature(entry).parameters)
+    assert list(inspect.signature(key).parameters) == parameters
+    given = {name: torch.zeros(1) if name in arrays else name for name in parameters}
+    expected = []
+    for name in parameters:
+        if name not in arrays:
+            expected += [str, name]
+    assert key(**given) == tuple(expected)
+    for name in scalars:
+        assert key(**{**given, name: torch.zeros(())}) is None
+        assert key(**{**given, name: np.int8(3)})[1::2] == tuple(
+            np.int8(3) if option == name else option
+            for option in parameters
+            if option not in arrays
+        )

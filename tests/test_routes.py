@@ -1,4 +1,4 @@
-"""The repeat call (``_arguments.call_key``): a call whose key was seen before skips the argument checks,
+"""The repeat call (``_routes.call_key``): a call whose key was seen before skips the argument checks,
 so these tests make every call at least twice and hold each one, first and repeated, to the
 plain-loop reference, or to the error the first call raised. A key that confuses two calls
 the checks tell apart (``1`` for ``True``, ``0.0`` for ``0``, a device for another) would
@@ -183,7 +183,7 @@ def test_options_that_compare_equal_keep_their_own_checks(name, first, second, o
     values = [first, second] if order == "as-listed" else [second, first]
     fresh = {}
     for value in values:
-        pg._arguments._ROUTES.clear()
+        pg._routes._ROUTES.clear()
         fresh[repr(value)] = run(value)
     for value in values * 2:  # now with the other's route kept
         _same(run(value), fresh[repr(value)])

@@ -13,8 +13,8 @@ from ._api import (
     scatter_nd,
     take_along_axis,
 )
-from ._arguments import REDUCTIONS
 from ._indices import POLICIES
+from ._options import REDUCTIONS
 from ._segment import (
     SEGMENT_REDUCTIONS,
     segment_max,

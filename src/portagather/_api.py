@@ -4,7 +4,7 @@ Every call runs the same line: convert and check the arguments -> a data-only pl
 shapes (``_plan``, cached) -> the engine of the namespace (``engines``) -> the policy turns
 the index into valid components (``_indices``) -> one gather -> the fill of ignored slices ->
 the lazy ``"error"`` check where values cannot be read now. The scatters share the first
-steps (``_arguments``, :func:`_engine_call`) and end in one scatter. The segment reductions
+steps (``_routes``, :func:`_engine_call`) and end in one scatter. The segment reductions
 (:func:`segment_reduce`, for ``_segment``'s public functions and the front ends) are a
 scatter of the rows into the reduction's identity, or the engine's own plan, then the mean.
 """
@@ -18,22 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from ._arguments import (
-    SEGMENT_SCATTERS,
-    Operation,
-    Route,
-    SegmentCall,
-    SegmentRoute,
-    SegmentScatters,
-    gather_call,
-    scatter_call,
-    segment_call,
-)
-from ._arguments import int_argument as _int_argument
 from ._arrays import Unread, divided_mean, fill_array
 from ._deterministic import tree_scatter, tree_segments
 from ._errors import raise_first_bad
 from ._indices import IndexAccess, all_in_range, judge_ranges, normalize, resolve_default, to_wide
+from ._options import SEGMENT_SCATTERS
+from ._options import int_argument as _int_argument
 from ._plan import (
     GatherPlan,
     plan_gather,
@@ -41,9 +31,18 @@ from ._plan import (
     plan_gather_nd,
     plan_take_along_axis,
 )
-from ._scatter import ScatterPromises
+from ._routes import (
+    Operation,
+    Route,
+    SegmentRoute,
+    SegmentScatters,
+    gather_call,
+    scatter_call,
+    segment_call,
+)
 from ._types import Array, IndexLike, Policy, Reduction, Scalar
 from .engines import Engine
+from .engines.scatter import ScatterPromises
 
 
 @dataclass(slots=True)
@@ -92,7 +91,7 @@ def run_gather(
     fill_value: object,
 ) -> Any:
     """The pipeline every gather shares, as one straight line: the route of the checked call
-    (``_arguments.gather_call``: its checks run once per call signature), then the steps on
+    (``_routes.gather_call``: its checks run once per call signature), then the steps on
     the index values."""
     route, data, indices = gather_call(op, data, indices, arguments, bad_indices, fill_value)
     return gather_route(route, data, indices, op, arguments)
@@ -139,7 +138,7 @@ def run_scatter(
     indices_are_sorted: object,
     deterministic: object = False,
 ) -> Any:
-    """The scatters' pipeline: the route of the checked call (``_arguments.scatter_call``),
+    """The scatters' pipeline: the route of the checked call (``_routes.scatter_call``),
     then one scatter of the updates at the places the gather would read, under the caller's
     promises about the index (with `deterministic`, a floating add or multiply in the one
     order of ``_deterministic``)."""
@@ -160,6 +159,17 @@ def scatter_route(
         found = tree_scatter(route, data, indices, updates)
         if found is not None:
             return found
+    if route.kernel is not None:  # (as _scatter_checked: a call fewer on the public path)
+        result = route.kernel(data, indices, updates)
+        if result is not None:
+            return result
+    call = _engine_call(route, data, indices)
+    return _scattered(call, updates, route.reduction, route.promises)
+
+
+def _scatter_checked(route: Route, data: Any, indices: Any, updates: Any) -> Any:
+    """A checked scatter in any order: the engine's kernel, or the steps on the index values
+    (the segment reductions' and the counts' scatters, which have no order to fix)."""
     if route.kernel is not None:
         # As for the gathers (run_gather): a valid index, the common case, costs no range
         # read where the backend's own scatter checks it; on a bad one, the policy decides.
@@ -167,7 +177,13 @@ def scatter_route(
         if result is not None:
             return result
     call = _engine_call(route, data, indices)
-    engine, plan, reduction, promises = call.engine, route.plan, route.reduction, route.promises
+    return _scattered(call, updates, route.reduction, route.promises)
+
+
+def _scattered(call: _Call, updates: Any, reduction: str, promises: ScatterPromises) -> Any:
+    """The steps of a scatter once its call is made (its policy resolved): the pipeline's own
+    answer, or one compiled computation (JAX), or :func:`_scatter`."""
+    engine, plan = call.engine, call.plan
     if plan.reads_nothing:  # no update, so nothing written and nothing out of range
         return engine.copy(call.data)
     if 0 in plan.axis_sizes:  # every index is bad
@@ -195,13 +211,19 @@ def scatter_with_count(
             count = counting.kernel(zeros, indices, ones)
             if count is not None:
                 return result, count
-    call = _engine_call(route, data, indices)
-    engine, plan = call.engine, route.plan
-    own_answer = plan.reads_nothing or 0 in plan.axis_sizes
-    if own_answer or (engine.compiles_eager_calls and call.access == "now"):
+    plan = route.plan
+    if plan.reads_nothing or 0 in plan.axis_sizes:  # the pipeline's own answers
         return (
-            scatter_route(route, data, indices, updates),
-            scatter_route(counting, zeros, indices, ones),
+            _scatter_checked(route, data, indices, updates),
+            _scatter_checked(counting, zeros, indices, ones),
+        )
+    call = _engine_call(route, data, indices)  # (TensorFlow's default resolved once for both)
+    engine = call.engine
+    if engine.compiles_eager_calls and call.access == "now":
+        counted = replace(call, data=zeros, plan=counting.plan)
+        return (
+            _scattered(call, updates, route.reduction, route.promises),
+            _scattered(counted, ones, counting.reduction, counting.promises),
         )
     components = normalize(call.xp, engine, call.indices, plan, call.policy, call.access)
     result = engine.scatter(data, components, updates, plan, route.reduction, route.promises)
@@ -229,29 +251,29 @@ def segment_reduce(
     (highest) finite value (TensorFlow's and MindSpore's rules); `with_count` returns
     ``(result, count)``, the rows each segment received; `sorted_vector` checks, first among
     the shapes, that the ids are 1-d and, where their values can be read now, sorted
-    (TensorFlow's sorted ``segment_*``: :func:`~._arguments.check_sorted_vector`);
+    (TensorFlow's sorted ``segment_*``: :func:`~._operands.check_sorted_vector`);
     `floating` refuses integer data among the dtypes (TensorFlow's ``sqrt_n``). `function` is
     the caller's name, for the messages (``segment_sum``, ``tf.math.unsorted_segment_max``).
     `deterministic` orders a floating sum, mean or product (``_deterministic``).
     """
-    call, data, ids = segment_call(
+    route, data, ids = segment_call(
         data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices,
         function, drop_negative, with_count, sorted_vector, floating, deterministic,
     )  # fmt: skip
-    return segment_route(call, data, ids, with_count)
+    return segment_route(route, data, ids, with_count)
 
 
-def segment_route(call: SegmentCall, data: Any, ids: Any, with_count: bool = False) -> Any:
-    """The steps of a checked segment reduction (`call`, :func:`segment_reduce`'s or
-    ``segment_csr``'s) that remain: on the ids' values."""
-    route, scatters = call.route, call.scatters
+def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = False) -> Any:
+    """The steps of a checked segment reduction (`route`, :func:`segment_reduce`'s or
+    ``segment_csr``'s) that remain: on the ids' values, under the policy they resolve."""
     ids = route.engine.laid_out(ids)  # (Dask: no zero-size chunks, for every step below)
+    scatters, access = segment_scatters(route, ids)
     if route.deterministic:  # a floating sum, mean or product in one order (the mean too)
-        found = tree_segments(call, route.engine.laid_out(data), ids)
+        found = tree_segments(route, scatters, access, route.engine.laid_out(data), ids)
         if found is not None:
             result, count = found
             if scatters.too_large:
-                result = _enforce_too_large(call, ids, result)
+                result = _enforce_too_large(route, scatters, access, ids, result)
             return (result, count) if with_count else result
     planned = None
     own_plan = route.engine.segment_plan  # (Dask's by size)
@@ -269,10 +291,21 @@ def segment_route(call: SegmentCall, data: Any, ids: Any, with_count: bool = Fal
         # gradients (and PyTorch has no addition for some unsigned dtypes).
         result = result + route.xp.sum(data, dtype=data.dtype)
     if scatters.too_large:
-        result = _enforce_too_large(call, ids, result)
+        result = _enforce_too_large(route, scatters, access, ids, result)
     if route.reduce == "mean":
-        result = divided_mean(route.xp, result, count, route.division, route.division_dtype)
+        # A traced total's divisor is gathered: one rounding under jit, as in eager calls.
+        traced = route.engine.index_access(result) == "trace"
+        result = divided_mean(
+            route.xp, result, count, route.division, route.division_dtype, gathered=traced
+        )
     return (result, count) if with_count else result
+
+
+def segment_scatters(route: SegmentRoute, ids: Any) -> tuple[SegmentScatters, IndexAccess]:
+    """How the values of `ids` can be seen in this call, and `route`'s scatters under the
+    policy that follows: TensorFlow's default resolved here, once per call."""
+    access = route.engine.index_access(ids)
+    return route.scatters[resolve_default(route.policy, access)], access
 
 
 def _scatter_rows(
@@ -284,21 +317,23 @@ def _scatter_rows(
     engine = route.engine
     init = engine.full(route.result_shape, route.identity, route.dtype, data)
     if scatters.count is None:
-        return scatter_route(scatters.scatter, init, ids, data), None
+        return _scatter_checked(scatters.scatter, init, ids, data), None
     wide = engine.wide_index_dtype(ids)
     zeros = engine.full((route.num_segments,), 0, wide, data)
     ones = route.xp.ones_like(ids, dtype=wide)
     return scatter_with_count(scatters.scatter, scatters.count, init, zeros, ids, data, ones)
 
 
-def _enforce_too_large(call: SegmentCall, ids: Any, result: Any) -> Any:
+def _enforce_too_large(
+    route: SegmentRoute, scatters: SegmentScatters, access: IndexAccess, ids: Any, result: Any
+) -> Any:  # fmt: skip
     """``"error"`` for the ids past the end only (negative ids were dropped)."""
-    route, report = call.route, call.scatters.scatter.plan.report
+    report = scatters.scatter.plan.report
     xp, engine, n = route.xp, route.engine, route.num_segments
     if not math.prod(ids.shape):
         return result
     wide = to_wide(xp, ids, engine.wide_index_dtype(ids), None, False)
-    if call.access == "now":
+    if access == "now":
         if engine.value_range(wide)[1] >= n:
             raise_first_bad(xp, wide >= n, ids, report, engine.read_int)
         return result

@@ -140,21 +140,29 @@ def reduction_identity(xp: Any, reduce: str, dtype: Any) -> int | float | bool:
     return int(info.min) if reduce == "max" else int(info.max)
 
 
-def per_segment(xp: Any, count: Any, like: Any) -> Any:
+def per_segment(xp: Any, count: Any, like: Any, gathered: bool = False) -> Any:
     """`count` (one value per segment, shape ``like.shape[:count.ndim]``) repeated along the
-    inner axes of `like`, to its shape: a division by it is then rounded once on JAX too
-    (XLA turns a division by a broadcast divisor into a product with its reciprocal, which
-    is not rounded once: 5 / 3 in float32 gives 1.6666667). Without inner axes, as it is."""
+    inner axes of `like`, to its shape: broadcast, or where `gathered` (a divisor in a traced
+    call) gathered. XLA turns a division by a broadcast divisor into a product with its
+    reciprocal, which is not rounded once (5 / 3 in float32 would give 1.6666667), so that
+    ``jax.jit`` would give other bits than the eager call, whose division by a broadcast
+    array is one rounding (at fewer dispatches than a gather). Without inner axes, as it is."""
     if count.ndim == like.ndim:
         return count
-    shaped = xp.reshape(count, tuple(count.shape) + (1,) * (like.ndim - count.ndim))
-    return xp.broadcast_to(shaped, tuple(like.shape))
+    if not gathered:
+        shaped = xp.reshape(count, tuple(count.shape) + (1,) * (like.ndim - count.ndim))
+        return xp.broadcast_to(shaped, tuple(like.shape))
+    shape = tuple(like.shape)
+    segments, width = math.prod(count.shape), math.prod(shape[count.ndim :])
+    row = xp.arange(segments * width, dtype=count.dtype, device=device_for_new(count)) // width
+    return xp.reshape(xp.take(xp.reshape(count, (segments,)), row), shape)
 
 
-def divisor(xp: Any, count: Any, like: Any) -> Any:
+def divisor(xp: Any, count: Any, like: Any, gathered: bool = False) -> Any:
     """What a segment's total is divided by: its count, at least 1 (an empty segment's total
-    stays as it is), along the inner axes of `like` (:func:`per_segment`)."""
-    return per_segment(xp, xp.maximum(count, xp.ones_like(count)), like)
+    stays as it is), along the inner axes of `like` (:func:`per_segment`, `gathered` where
+    the call is traced)."""
+    return per_segment(xp, xp.maximum(count, xp.ones_like(count)), like, gathered)
 
 
 def mean_division(xp: Any, engine: Any, data: Any) -> tuple[str, Any]:
@@ -173,13 +181,15 @@ def mean_division(xp: Any, engine: Any, data: Any) -> tuple[str, Any]:
     return "plain", dtype
 
 
-def divided_mean(xp: Any, total: Any, count: Any, division: str, divide_in: Any) -> Any:
+def divided_mean(
+    xp: Any, total: Any, count: Any, division: str, divide_in: Any, gathered: bool = False
+) -> Any:  # fmt: skip
     """`total` (a segment sum) over `count` (its rows per segment, along the inner axes too:
-    :func:`per_segment`), in `total`'s dtype; 0 where nothing was counted; divided as
-    :func:`mean_division` says (`division`, in dtype `divide_in`). The core's mean, and the
-    front ends' that match it."""
+    :func:`divisor`, `gathered` where the call is traced), in `total`'s dtype; 0 where
+    nothing was counted; divided as :func:`mean_division` says (`division`, in dtype
+    `divide_in`). The core's mean, and the front ends' that match it."""
     dtype = total.dtype
-    count = divisor(xp, count, total)
+    count = divisor(xp, count, total, gathered)
     if division == "floor":
         quotient = xp.floor_divide(xp.astype(total, divide_in), xp.astype(count, divide_in))
         return xp.astype(quotient, dtype)

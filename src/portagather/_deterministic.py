@@ -35,32 +35,35 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ._arrays import device_for_new, dtype_kind
+from ._arrays import divisor, dtype_kind
 from ._indices import normalize, resolve_default
-from ._scatter import flat_targets, target_axes
+from .engines.scatter import flat_targets, target_axes
 from .engines.tree import PADDING, combine, widened
 
 if TYPE_CHECKING:
-    from ._arguments import Route, SegmentCall
+    from ._indices import IndexAccess
+    from ._routes import Route, SegmentRoute, SegmentScatters
 
 
-def tree_segments(call: SegmentCall, data: Any, ids: Any) -> tuple[Any, Any] | None:
+def tree_segments(
+    route: SegmentRoute, scatters: SegmentScatters, access: IndexAccess, data: Any, ids: Any
+) -> tuple[Any, Any] | None:  # fmt: skip
     """``(result, count)`` of a deterministic segment sum, mean or product (the mean divided
     here, once, in float32 for float16 and bfloat16 data), with the count of rows per segment
     (in the namespace's widest integer dtype); None where the pipeline's scatter answers
     already (no rows, no segments: its answer has no sum to order).
 
-    The ids are made valid by the call's policy (``_indices.normalize``); an ignored id's row
+    The ids are made valid by the call's policy (`scatters`', under the ids' `access`:
+    ``_indices.normalize``); an ignored id's row
     goes to no segment, and ``"error"`` that cannot be checked now is checked lazily, as the
     scatter's would be."""
-    route, scatters = call.route, call.scatters
     xp, engine, segments = route.xp, route.engine, route.num_segments
     rows = math.prod(ids.shape)
     if not rows or not segments:
         return None
     plan = scatters.scatter.plan
     op = "multiply" if route.reduce == "prod" else "add"
-    components = normalize(xp, engine, ids, plan, scatters.policy, call.access)
+    components = normalize(xp, engine, ids, plan, scatters.policy, access)
     slots = components.values[0]
     if components.keep is not None:
         slots = xp.where(components.keep, slots, segments)
@@ -78,7 +81,7 @@ def tree_segments(call: SegmentCall, data: Any, ids: Any) -> tuple[Any, Any] | N
         # does to a real one, but XLA would fold that away
         total = xp.where(total == 0, xp.zeros_like(total), total)
     if route.reduce == "mean":
-        total = total / _divisor(xp, count, total)
+        total = total / xp.astype(divisor(xp, count, total, gathered=True), total.dtype)
     result = xp.reshape(total, route.result_shape)
     if result.dtype != route.dtype:
         result = xp.astype(result, route.dtype)  # the one rounding of float16 and bfloat16
@@ -132,15 +135,3 @@ def tree_scatter(route: Route, data: Any, indices: Any, updates: Any) -> Any | N
 
 #: The dtype kinds whose adds and products the tree orders.
 _FLOATING = ("real floating", "complex floating")
-
-
-def _divisor(xp: Any, count: Any, total: Any) -> Any:
-    """Each element's count (1 for an empty segment, whose total is 0), of `total`'s shape
-    and dtype. Gathered, not broadcast: XLA turns a division by a broadcast value into a
-    multiplication by its reciprocal, which rounds differently."""
-    segments, width = total.shape
-    per_row = xp.astype(xp.where(count > 0, count, xp.ones_like(count)), total.dtype)
-    if width == 1:
-        return xp.reshape(per_row, (segments, 1))
-    row = xp.arange(segments * width, dtype=count.dtype, device=device_for_new(count)) // width
-    return xp.reshape(xp.take(per_row, row), (segments, width))

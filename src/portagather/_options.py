@@ -14,8 +14,8 @@ import numpy as np
 from ._arrays import dtype_name
 from ._indices import to_wide
 from ._plan import symbolic_size
-from ._scatter import ScatterPromises
 from .engines import Engine
+from .engines.scatter import ScatterPromises
 
 
 def int_argument(value: object, name: str) -> int:

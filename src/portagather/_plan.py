@@ -2,8 +2,8 @@
 
 A plan holds shapes, axes, the index depth and how to describe a bad index; no arrays, no
 namespace, no functions. Plans are kept per call signature in one place (the shapes and the
-integer arguments: ``_arguments.plan_for``; a keyed call's whole route, with its plan, by
-``_arguments.call_key``), so a call in a loop pays for the shape arithmetic once.
+integer arguments: ``_operands.plan_for``; a keyed call's whole route, with its plan, by
+``_routes.call_key``), so a call in a loop pays for the shape arithmetic once.
 Every argument error about shapes and axes is raised here, as a ``ValueError`` naming the
 argument as the caller wrote it and its valid range.
 """
@@ -321,7 +321,7 @@ class IndexParts:
 
     `same_shape` says the parts need no broadcast; `dtype` is the integer dtype they are cast
     to where their dtypes differ (None where they have one dtype), which the checked call sets
-    among the dtypes (``_arguments.parts_call``)."""
+    among the dtypes (``_routes.parts_call``)."""
 
     shape: Shape
     depth: int
@@ -373,7 +373,7 @@ def _broadcast_shapes(shapes: list[Shape]) -> Shape:
 
 @dataclass(frozen=True, eq=False)
 class SegmentsGiven:
-    """How a front end gives ``segment_csr``'s checked call (``_arguments.csr_call``) its
+    """How a front end gives ``segment_csr``'s checked call (``_routes.csr_call``) its
     segments: as `lengths` (each segment's number of rows, ``data.shape[:k] + (S,)``; PyTorch's
     ``lengths=``) rather than offsets, split at the `axis` the caller names (checked against
     the rank of the lengths or offsets: :func:`check_segments_axis`; None: the axis they

@@ -5,7 +5,7 @@ A segment reduction is a scatter: ``segment_sum(data, ids, n)`` is ``scatter_nd`
 array of shape ``(n,) + data.shape[ids.ndim:]`` filled with the reduction's identity, with
 ``ids[..., None]`` as the index vectors and `data` as the updates. So every function here hands
 its arguments to one pipeline, ``_api.segment_reduce``: the call checked once per call
-signature (``_arguments.segment_call``), then the scatter's steps (``_api.scatter_route``)
+signature (``_routes.segment_call``), then the scatter's steps (``_api.scatter_route``)
 with ``_plan.plan_segments``, the plan of ``gather(result, ids, axis=0)`` whose bad index is
 described as a segment id, or a plan of the engine's own (Dask's). The mean is the sum over
 a count, an add of ones at the same ids made valid once for both (``scatter_with_count``).
@@ -22,8 +22,9 @@ from typing import Any, TypeVar
 import array_api_compat as aac
 
 from ._api import segment_reduce
-from ._arguments import SEGMENT_REDUCTIONS, check_empty_value, empty_value_kind
 from ._arrays import per_segment
+from ._options import SEGMENT_REDUCTIONS
+from ._scalars import check_empty_value, empty_value_kind
 
 __all__ = [
     "SEGMENT_REDUCTIONS",

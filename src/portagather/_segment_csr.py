@@ -10,20 +10,14 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import array_api_compat as aac
-
 from ._api import segment_route
-from ._arguments import (
-    SEGMENT_REDUCTIONS,
-    CsrRoute,
-    check_empty_value,
-    csr_call,
-    csr_segment_call,
-)
 from ._arrays import device_for_new, searchsorted_positions
 from ._errors import raise_first_bad
 from ._indices import to_wide
+from ._options import SEGMENT_REDUCTIONS
 from ._plan import Lengths, Offsets, SegmentsGiven, lengths_total_text, symbolic_size
+from ._routes import CsrRoute, csr_call
+from ._scalars import check_empty_value
 from ._segment import filled_empty
 from ._segment_toolkit import (
     segment_argmax,
@@ -44,7 +38,10 @@ def _csr(
     """The segment reduction of `data` split by CSR `offsets` (see :func:`segment_csr`); a
     front end's `given` (``_plan.SegmentsGiven``) may give lengths instead, whose offsets
     are made here (:func:`_offsets_of_lengths`)."""
-    checked, data, offsets = csr_call(data, offsets, reduce, bad_indices, deterministic, given)
+    counting = empty_value is not None
+    checked, data, offsets = csr_call(
+        data, offsets, reduce, bad_indices, deterministic, counting, given
+    )
     xp, engine, shape, axis = checked.xp, checked.engine, checked.shape, checked.axis
     offsets = engine.laid_out(offsets)
     # The policy the offsets are checked under, and a lazy check of lengths (Dask's).
@@ -177,8 +174,7 @@ def _reduced_rows(
     reduce, segments = checked.reduce, math.prod(checked.shape[: checked.axis]) * checked.segments
     if reduce in SEGMENT_REDUCTIONS:  # the route its own checked call keeps
         counting = empty_value is not None
-        call = csr_segment_call(checked, rows, ids, policy, counting)
-        reduced = segment_route(call, rows, ids, counting)
+        reduced = segment_route(checked.segment_routes[policy], rows, ids, counting)
         if not counting:
             return reduced
         result, count = reduced
@@ -263,8 +259,7 @@ def _ids_from_offsets(
     shift = xp.reshape(xp.arange(batches, dtype=wide, device=device) * n, (batches, 1))
     flat = xp.reshape(values + shift, (batches * line,))
     positions = xp.arange(batches * n, dtype=wide, device=device)
-    if aac.is_dask_array(rows):  # the ids in the rows' chunks of the data
-        positions = positions.rechunk(rows.chunks[:1])
+    positions = engine.blocked_like(positions, rows)  # the ids in the rows' blocks
     position = searchsorted_positions(xp, flat, positions, "right") - 1
     batch = xp.floor_divide(position, line)
     entry = position - batch * line
@@ -285,8 +280,7 @@ def _enforce_offsets(
         falls = values[..., 1:] < values[..., :-1]
         first = xp.zeros((*offsets.shape[:-1], 1), dtype=xp.bool, device=device_for_new(values))
         bad = bad | xp.concat([first, falls], axis=-1)
-        if aac.is_dask_array(bad):  # the lazy check reads bad and offsets block by block
-            bad = bad.rechunk(offsets.chunks)
+        bad = engine.blocked_like(bad, offsets)  # (the lazy check reads the two block by block)
     report = Offsets("offsets", False, "data", shape, axis)
     access = engine.index_access(offsets)
     if access == "now":

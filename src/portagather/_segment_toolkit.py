@@ -1,7 +1,7 @@
 """The segment toolkit: softmax, log-softmax, logsumexp, argmax/argmin, variance, standard
 deviation, counts and ``bincount``, written once over the segment reductions.
 
-Each function is one checked call (``_arguments.segment_call``, with its name in the
+Each function is one checked call (``_routes.segment_call``, with its name in the
 messages), then the ids made valid once under the call's policy (:class:`_Segments`), then
 only reductions by valid ids (``_api.segment_reduce`` with ``"unchecked"``: on NumPy and
 PyTorch the backend's own kernel, on Dask its plan by size) and gathers by the same ids,
@@ -17,18 +17,7 @@ from typing import Any
 import array_api_compat as aac
 import numpy as np
 
-from ._api import gather, segment_reduce
-from ._arguments import (
-    SEGMENT_SCATTERS,
-    check_deterministic,
-    check_promises,
-    check_reduce_dtype,
-    empty_value_kind,
-    int_argument,
-    is_array,
-    python_values,
-    segment_call,
-)
+from ._api import gather, segment_reduce, segment_scatters
 from ._arrays import (
     device_for_new,
     divisor,
@@ -37,10 +26,15 @@ from ._arrays import (
     per_segment,
     reduction_identity,
 )
+from ._dtypes import check_reduce_dtype
 from ._errors import raise_first_bad
 from ._indices import Components, normalize
+from ._options import SEGMENT_SCATTERS, check_deterministic, check_promises, int_argument
 from ._plan import plan_segments
+from ._routes import segment_call
+from ._scalars import empty_value_kind
 from ._segment import filled_empty
+from ._values import is_array, python_values
 from .engines import engine_for
 
 __all__ = [
@@ -70,11 +64,10 @@ class _Segments:
     ) -> None:  # fmt: skip
         #: Floating sums in the one order of ``_deterministic`` (docs/deterministic.md).
         self.deterministic = check_deterministic(deterministic)
-        call, data, ids = segment_call(
+        route, data, ids = segment_call(
             data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices,
             function, False, False, floating=floating,
         )  # fmt: skip
-        route = call.route
         self.xp, self.engine, self.n = route.xp, route.engine, route.num_segments
         self.sorted = route.ids_sorted
         self.data = data = route.engine.laid_out(data)
@@ -82,22 +75,21 @@ class _Segments:
         self.id_shape = tuple(ids.shape)
         self.rows = math.prod(self.id_shape)
         self.inner = tuple(data.shape[len(self.id_shape) :])
-        self.plan = call.scatters.scatter.plan
+        scatters, access = segment_scatters(route, ids)
+        self.plan = scatters.scatter.plan
         self.ids, self.kept, self.bad, self.raw_ids = ids, None, None, ids
         self.dropping = self.keyed = False
         if not self.rows:
             return
         if not self.n:  # every id is out of range
-            if call.scatters.policy != "ignore":
+            if scatters.policy != "ignore":
                 raise IndexError(self.plan.report.empty_axis_text(scatter=True))
             self.dropping = True
             wide = self.engine.wide_index_dtype(ids)
             self.ids = self.xp.zeros(self.id_shape, dtype=wide, device=device_for_new(ids))
             self.kept = self.xp.zeros(self.id_shape, dtype=self.xp.bool, device=device_for_new(ids))
             return
-        components = normalize(
-            self.xp, self.engine, ids, self.plan, call.scatters.policy, call.access
-        )
+        components = normalize(self.xp, self.engine, ids, self.plan, scatters.policy, access)
         valid = components.values[0]
         if components.keep_inside:  # "unchecked", or "error" checked lazily: reads inside
             valid = self.engine.clamp(valid, 0, self.n - 1)
@@ -466,10 +458,12 @@ def _var(
     else:
         count = seg.count()
         total = seg.reduce(data, "sum")
-        mean = total / xp.astype(divisor(xp, count, total), data.dtype)
+        traced = seg.engine.index_access(total) == "trace"  # (gathered divisors: as eager)
+        mean = total / xp.astype(divisor(xp, count, total, traced), data.dtype)
         deviation = data - seg.spread(mean)
         squares = seg.reduce(deviation * deviation, "sum")
-    freedom = xp.astype(per_segment(xp, count, squares), data.dtype) - correction
+    traced = seg.engine.index_access(squares) == "trace"
+    freedom = xp.astype(per_segment(xp, count, squares, traced), data.dtype) - correction
     some = freedom > 0
     result = xp.where(some, squares / xp.where(some, freedom, xp.ones_like(freedom)),
                       xp.full_like(squares, math.nan))  # fmt: skip
@@ -638,12 +632,12 @@ def _counted(
     checked call; a bad value raises as ``"error"`` names it. None where the backend has no
     ``bincount`` or the values cannot be read now (the segment sum runs)."""
     planned = length if length is not None else minlength
-    call, data, ids = segment_call(data, ids, planned, "sum", indices_are_sorted, "error",
-                                   function, False, False)  # fmt: skip
-    engine, xp = call.route.engine, call.route.xp
+    route, data, ids = segment_call(data, ids, planned, "sum", indices_are_sorted, "error",
+                                    function, False, False)  # fmt: skip
+    engine, xp = route.engine, route.xp
     if length is not None:
-        length = call.route.num_segments  # (checked: an int)
-    if not engine.counts or call.access != "now" or (weighted and data.ndim != 1):
+        length = route.num_segments  # (checked: an int)
+    if not engine.counts or engine.index_access(ids) != "now" or (weighted and data.ndim != 1):
         return None
     flat = ids if ids.ndim == 1 else xp.reshape(ids, (-1,))
     counts = engine.counted(flat, minlength, length, data if weighted else None)
@@ -651,7 +645,7 @@ def _counted(
         return counts
     # A value out of range: found and named as the checks name it, against the length.
     n = length if length is not None else max(engine.value_range(ids)[1] + 1, minlength)
-    report = plan_segments((n,), tuple(ids.shape), call.route.ids_name).report
+    report = plan_segments((n,), tuple(ids.shape), route.ids_name).report
     raise_first_bad(xp, (ids < 0) | (ids >= n), ids, report, engine.read_int)
     return None  # (not reached)
 

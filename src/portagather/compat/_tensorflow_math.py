@@ -49,8 +49,8 @@ from typing import Any
 import numpy as np
 
 from .._api import segment_reduce
-from .._arguments import is_array
 from .._arrays import divided_mean, divisor, dtype_kind, mean_division
+from .._values import is_array
 from ..engines import engine_for
 from ._common import namespace_of, unsorted_segment
 

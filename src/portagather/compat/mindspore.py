@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _api
-from .._arguments import int_argument
+from .._options import int_argument
 from .._types import Reduction
 from ._common import (
     GATHER_FROM_END,

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _api
-from .._arguments import int_argument, one_of
+from .._options import int_argument, one_of
 from .._types import Reduction
 from ._common import GATHER_FROM_END, GATHER_ND_FROM_END, SCATTER_ND_FROM_END, renamed, ways_out
 

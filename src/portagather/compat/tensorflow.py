@@ -39,8 +39,9 @@ from typing import Any
 import portagather.compat._tensorflow_math as math  # the tf.math namespace
 
 from .. import _api
-from .._arguments import one_of, scatter_call
 from .._arrays import dtype_name
+from .._options import one_of
+from .._routes import scatter_call
 from .._types import Reduction
 from ._common import renamed, ways_out, zeros_of
 

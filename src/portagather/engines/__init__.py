@@ -19,7 +19,7 @@ __all__ = ["KEYED_ENGINES", "Engine", "engine_for"]
 _ENGINES: dict[int, Engine] = {}
 
 #: The engine of each array type whose calls are keyed (``Engine.array_type``, read by
-#: ``_arguments.call_key``): filled as engines are made, so a type is keyed from the second
+#: ``_routes.call_key``): filled as engines are made, so a type is keyed from the second
 #: call of its backend on.
 KEYED_ENGINES: dict[type, Engine] = {}
 

@@ -21,7 +21,7 @@ from .._arrays import device_for_new
 from .._errors import BadIndex
 from .._indices import Components, IndexAccess, flat_positions
 from .._plan import GatherPlan, row_major_strides
-from .._scatter import ScatterPromises, flat_targets, sorted_scatter, target_axes
+from .scatter import ScatterPromises, flat_targets, sorted_scatter, target_axes
 from .tree import bit_length, tree_partials
 
 INT32_MAX = 2**31 - 1
@@ -41,7 +41,7 @@ class Engine:
     #: Whether an eager call runs as one compiled computation (:meth:`compiled`): where each
     #: operation of an eager call costs a dispatch of its own.
     compiles_eager_calls = False
-    #: The array type whose calls this engine keys (``_arguments.call_key``): a repeat call
+    #: The array type whose calls this engine keys (``_routes.call_key``): a repeat call
     #: of the same signature then skips the argument checks. None: not keyed (every call checked).
     array_type: type | None = None
     #: A segment reduction by a plan of this engine's own, or None where it has none (the
@@ -102,6 +102,12 @@ class Engine:
         """Array `x` (an index, or the data of a segment reduction) laid out for elementwise
         work, as its backend's operations read it right (a lazy backend: without zero-size
         blocks); here, as it is."""
+        return x
+
+    def blocked_like(self, x: Any, like: Any) -> Any:
+        """`x` in the blocks of `like` along its axes (`x` has ``like.shape[:x.ndim]``), so
+        that a step that reads the two block by block pairs them (a lazy backend's); here, as
+        it is: its arrays have no blocks."""
         return x
 
     def index_block_rows(self, data: Any, indices: Any, plan: GatherPlan) -> int:
@@ -218,7 +224,7 @@ class Engine:
     ) -> Any:  # fmt: skip
         """`data` with `updates` (of ``plan.out_shape``) combined by `reduce` at the places
         the gather of `plan` would read; ignored index vectors drop their updates. `promises`
-        are the caller's about the index (``_scatter.ScatterPromises``): an engine may use
+        are the caller's about the index (``engines.scatter.ScatterPromises``): an engine may use
         them, and must keep every write inside the data where they are broken."""
         xp, shape = self.xp, tuple(data.shape)
         size = math.prod(shape)

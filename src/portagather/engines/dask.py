@@ -18,7 +18,6 @@ from dask.delayed import delayed
 from .._errors import BadIndex, python_value
 from .._indices import Components, IndexAccess
 from .._plan import GatherPlan
-from .._scatter import ScatterPromises
 from .base import Engine, depth0_grid
 from .dask_deterministic import dask_tree_partials
 from .dask_routes import Role, has_unknown_sizes, routed_gather
@@ -30,6 +29,7 @@ from .dask_segments import (
     sorted_segments,
 )
 from .dask_statistics import segment_statistics
+from .scatter import ScatterPromises
 
 
 class DaskEngine(Engine):
@@ -50,6 +50,9 @@ class DaskEngine(Engine):
         if any(0 in chunks and len(chunks) > 1 for chunks in x.chunks):
             return x.rechunk(nonzero_chunks(x.chunks))
         return x
+
+    def blocked_like(self, x: Any, like: Any) -> Any:
+        return x.rechunk(like.chunks[: x.ndim])
 
     def full(self, shape: tuple[int, ...], value: float, dtype: Any, like: Any) -> Any:
         """Chunked as the result of a reduction of `like` along its leading axes: `like`'s

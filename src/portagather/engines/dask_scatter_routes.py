@@ -16,9 +16,9 @@ import numpy as np
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
-from .._scatter import ScatterPromises
 from .dask_routes import block_ends, block_starts, refuse_unknown_sizes, take_piece
 from .numpy import UFUNCS, scatter_at
+from .scatter import ScatterPromises
 
 # The routed scatter: updates travel to the data's blocks, the data never moves.
 #

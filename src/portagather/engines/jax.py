@@ -28,7 +28,6 @@ from jax.experimental import checkify
 from .._errors import BadIndex
 from .._indices import Components, IndexAccess, flat_positions
 from .._plan import GatherPlan, row_major_strides
-from .._scatter import ScatterPromises, target_axes
 from ._jax_private import no_trace_active, under_checkify
 from .base import INT32_MAX, Engine
 from .jax_checks import (
@@ -40,6 +39,7 @@ from .jax_checks import (
     read_mode,
     result_is_read,
 )
+from .scatter import ScatterPromises, target_axes
 
 #: No extra keyword arguments for a JAX indexing method.
 _NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})

@@ -11,8 +11,8 @@ import numpy as np
 
 from .._indices import Components, flat_positions
 from .._plan import GatherPlan
-from .._scatter import NO_PROMISES, ScatterPromises, rows_hold_no_duplicate
 from .base import Engine, position_bytes, winning_positions
+from .scatter import NO_PROMISES, ScatterPromises, rows_hold_no_duplicate
 
 
 class NumPyEngine(Engine):

@@ -16,9 +16,9 @@ import torch
 from .._errors import BadIndex
 from .._indices import Components, IndexAccess
 from .._plan import GatherPlan
-from .._scatter import ScatterPromises, rows_hold_no_duplicate
 from ._torch_private import batched_by_vmap
 from .base import Engine
+from .scatter import ScatterPromises, rows_hold_no_duplicate
 from .torch_scatter import SIGNED_TWIN, TORCH_REDUCE, compiling, scatter_along
 
 #: Why ``"error"`` cannot be exported: the index is symbolic while ``torch.export`` traces.

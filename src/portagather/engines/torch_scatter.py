@@ -9,9 +9,9 @@ from typing import Any
 
 import torch
 
-from .._scatter import ScatterPromises
 from ._torch_private import vmap_running
 from .base import position_bytes, winning_positions
+from .scatter import ScatterPromises
 
 #: torch's names of the reductions, where they differ from portagather's.
 TORCH_REDUCE = {"multiply": "prod", "min": "amin", "max": "amax"}

@@ -26,13 +26,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ._arrays import (
+from .._arrays import (
     argsort_positions,
     device_for_new,
     searchsorted_positions,
 )
-from ._indices import flat_positions
-from ._plan import GatherPlan, row_major_strides
+from .._indices import flat_positions
+from .._plan import GatherPlan, row_major_strides
 
 
 @dataclass(frozen=True, slots=True)

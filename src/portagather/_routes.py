@@ -1,43 +1,17 @@
-"""Every call's arguments, checked in one order before any backend sees them.
+"""The routes of checked calls, and the entry points that find or make them.
 
 Each public function (the gathers, the scatters, the segment reductions and ``segment_csr``,
 and each compat front end through them) passes its arguments to one entry point here
 (:func:`gather_call`, :func:`scatter_call`, :func:`segment_call`, :func:`csr_call`), which
-returns the checked call with named fields. The checks run in one order on every backend, so
-that a call with two faults reports the same one everywhere. The gathers and the scatters
-(docs/contract.md, "Errors"):
-
-1. the options: ``axis``, ``dim`` and ``batch_dims`` are ints (:func:`int_argument`, as the
-   public functions read them), ``bad_indices`` names a policy, ``reduce`` a reduction and
-   the promises are bools;
-2. the kinds: the data, the index, the updates and ``fill_value`` are arrays or Python
-   values of the right kind (a scalar, or rectangular nested lists and tuples of them; no
-   ``None``, dict, string index or other object), and the arrays are of one namespace;
-3. ranks and shapes: the plan of the gather (``_plan``), the updates' shape, a 0-d
-   ``fill_value``;
-4. dtypes: an integer index, a reduction the data's dtype has, updates that cast safely;
-5. values: ``fill_value`` and Python updates held exactly by the data's dtype, and Python
-   index values that no integer dtype of the data's device holds, under the policy.
-
-The segment reductions and ``segment_csr`` keep the order of docs/contract.md, R6: their
-options, the kinds, the dtypes (of the ids or offsets, then of the data), the shapes, then
-``num_segments`` (its kind, and whether an array of the device can hold it) and the values.
-TensorFlow's sorted ``segment_*`` (``sorted_vector``) check two things more, first among the
-shapes, as they always have: the ids are a vector, then sorted where their values can be
-read now (the one value read before the other shapes, so that a call with unsorted ids
-reports them on every backend, whatever else is wrong with its shapes); for them, ids given
-as Python values become an array after the dtypes (clipped into the widest integer of the
-data's device: :func:`~._values.index_array` under ``"clip"``), for those two checks to
-read.
-
-The values of index arrays are the policy's, afterwards (``_indices``). Python values become
-arrays of the data's namespace only once all five have passed, on the data's device and in
-a dtype that device holds: no backend ever sees an argument portagather has not checked.
+runs the argument checks (``_options``, ``_operands``, ``_dtypes``, ``_values``,
+``_scalars``) in their one order and returns the checked call.
 
 A call is checked once per call signature: the first call of a key (:func:`call_key`: the
-operation, the options as written, each array's type, shape, dtype and device) runs the
-checks and keeps what they found as a data-only route (:class:`Route`, :class:`SegmentRoute`,
-:class:`CsrRoute`); a repeat call finds it with one dictionary lookup and runs no check (the
+entry point's options as written, derived from its signature by :func:`options_key`, and
+each array's type, shape, dtype and device) runs the checks and keeps what they found as a
+data-only route, built with keywords and never changed after (:class:`Route`,
+:class:`SegmentRoute` with its :class:`SegmentScatters`, :class:`CsrRoute`), in the one
+route cache (``_ROUTES``); a repeat call finds it with one dictionary lookup and runs no check (the
 idea of einops' cached recipe). The values of an index are never part of a key: the policy
 reads them on every call. Only arrays are keyed: a call with Python values, an option that
 cannot be hashed, or arrays of a type whose engine keeps no key (JAX, Dask, ndonnx,
@@ -47,44 +21,32 @@ check each time.
 
 from __future__ import annotations
 
+import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from ._arrays import (
-    dtype_kind,
-    dtype_name,
-    mean_division,
-    reduction_identity,
-)
-from ._dtypes import check_index_dtype as check_index_dtype
-from ._dtypes import check_reduce_dtype as check_reduce_dtype
-from ._dtypes import check_segment_dtype as check_segment_dtype
-from ._indices import normalize_policy, resolve_default
-from ._operands import Updates, _Pair, check_sorted_vector, plan_for
-from ._operands import fitted_updates as fitted_updates
-from ._operands import namespace_name as namespace_name
-from ._operands import static_shape as static_shape
+from ._arrays import dtype_kind, dtype_name, mean_division, reduction_identity
+from ._dtypes import check_index_dtype, check_reduce_dtype, check_segment_dtype
+from ._indices import IndexAccess, normalize_policy, resolve_default
+from ._operands import Updates, _Pair, check_sorted_vector, fitted_updates, plan_for, static_shape
 from ._options import (
     _CSR_DTYPES,
     _CSR_POLICIES,
     CSR_REDUCTIONS,
+    SEGMENT_REDUCTIONS,
+    SEGMENT_SCATTERS,
     _num_segments_argument,
     _read_num_segments,
+    check_deterministic,
     check_num_segments,
+    check_promises,
     check_reduce,
+    one_of,
 )
-from ._options import REDUCTIONS as REDUCTIONS
-from ._options import SEGMENT_REDUCTIONS as SEGMENT_REDUCTIONS
-from ._options import SEGMENT_SCATTERS as SEGMENT_SCATTERS
-from ._options import check_deterministic as check_deterministic
-from ._options import check_promises as check_promises
-from ._options import int_argument as int_argument
-from ._options import one_of as one_of
 from ._plan import (
     GatherPlan,
     IndexParts,
@@ -93,17 +55,10 @@ from ._plan import (
     check_segments_axis,
     plan_index_parts,
     plan_segments,
-    symbolic_size,
 )
-from ._scalars import check_empty_value as check_empty_value
 from ._scalars import check_fill_value, fill_value_kind, fill_value_shape
-from ._scalars import empty_value_kind as empty_value_kind
-from ._scatter import NO_PROMISES, ScatterPromises
-from ._values import check_python_values as check_python_values
-from ._values import is_array as is_array
-from ._values import python_values as python_values
-from ._values import shown as shown
 from .engines import KEYED_ENGINES, Engine, engine_for
+from .engines.scatter import NO_PROMISES, ScatterPromises
 
 # -- the operations, and the routes of checked calls ----------------------------------------
 
@@ -159,17 +114,46 @@ def kernel_applies(engine: Engine, plan: GatherPlan, policy: str) -> bool:
     )
 
 
-def call_key(options: tuple[Any, ...], *arrays: Any) -> tuple[Any, Any]:
-    """``(key, route)``: the key of a call with these `options` and these arrays, and the
-    route kept for it (a :class:`Route`, :class:`SegmentRoute` or :class:`CsrRoute`), or
-    None. The key is None where the call cannot be keyed: arrays of two types, of a type
-    with no keyed engine, Python values, or an option that cannot be hashed (a list as
-    ``bad_indices``, an array).
+def options_key(
+    entry: Callable[..., Any], arrays: tuple[str, ...], scalars: tuple[str, ...] = ()
+) -> Callable[..., Any]:  # fmt: skip
+    """The options of a call of the entry point `entry`, as its key holds them: a function of
+    `entry`'s own parameters, made once from its signature, that returns every parameter not
+    named in `arrays`, in order, each after its type (``0``, ``0.0``, ``False`` and
+    ``np.int8(0)`` compare equal and hash alike, yet the checks treat them differently); or
+    None, where an option named in `scalars` (one that may be given as an array) is no
+    Python or NumPy scalar (:data:`_SCALAR_TYPES`): the call is not keyed.
 
-    Each option comes after its type where a value of another type could compare equal:
-    ``0``, ``0.0``, ``False`` and ``np.int8(0)`` compare equal and hash alike, yet the
-    checks treat them differently. One function for the key and the lookup: every call
-    pays for it."""
+    Every entry point hands it all the arguments it was given, so an option added to an
+    entry point is in its key by construction (a call that leaves one out fails at once),
+    and ``tests/test_route_keys.py`` varies each option of each public function on a warm
+    route. Written as source and compiled once, as ``dataclasses`` writes ``__init__``:
+    every call pays for its key, and a loop over the parameters costs several times the
+    tuple it builds."""
+    parameters = list(inspect.signature(entry).parameters)
+    unknown = [name for name in (*arrays, *scalars) if name not in parameters]
+    if unknown:
+        msg = f"{entry.__name__} has no parameter {unknown[0]!r}"
+        raise TypeError(msg)
+    items = "".join(f"type({p}), {p}, " for p in parameters if p not in arrays)
+    source = f"def key({', '.join(parameters)}):\n"
+    for name in scalars:
+        source += f"    if type({name}) not in _SCALAR_TYPES and not isinstance({name}, _NUMPY):\n"
+        source += "        return None\n"
+    namespace: dict[str, Any] = {"_SCALAR_TYPES": _SCALAR_TYPES, "_NUMPY": np.generic}
+    exec(f"{source}    return ({items})\n", namespace)
+    key: Callable[..., Any] = namespace["key"]
+    key.__qualname__ = key.__name__ = f"{entry.__name__}_key"
+    return key
+
+
+def call_key(options: tuple[Any, ...], *arrays: Any) -> tuple[Any, Any]:
+    """``(key, route)``: the key of a call with these `options` (an entry point's
+    :func:`options_key`) and these arrays, and the route kept for it (a :class:`Route`,
+    :class:`SegmentRoute` or :class:`CsrRoute`), or None. The key is None where the call
+    cannot be keyed: arrays of two types, of a type with no keyed engine, Python values, or
+    an option that cannot be hashed (a list as ``bad_indices``, an array). One function for
+    the key and the lookup: every call pays for it."""
     kind = type(arrays[0])
     engine = KEYED_ENGINES.get(kind)
     if engine is None:
@@ -187,19 +171,18 @@ def call_key(options: tuple[Any, ...], *arrays: Any) -> tuple[Any, Any]:
         return None, None
 
 
-#: Routes by key. A program calls a bounded number of signatures; the bound keeps a program
-#: that calls an unbounded number (shapes that grow) from holding on to every one.
+#: The one route cache: the routes of checked calls by key (:func:`call_key`); a segment
+#: reduction's route holds its scatters' routes, a ``segment_csr`` route its segment
+#: reductions'. A program calls a bounded number of signatures; the bound keeps a program
+#: that calls an unbounded number (shapes that grow) from holding on to every one: at
+#: ``_MAX_ROUTES`` routes the cache starts again, empty.
 _ROUTES: dict[tuple[Any, ...], Any] = {}
 _MAX_ROUTES = 1024
 
 
-def _by_value(option: object) -> bool:
-    """Whether `option` hashes by its value, so that it may key a route: a Python or NumPy
-    scalar. A PyTorch tensor hashes by identity, and one filled in place between two calls
-    would find the route of its old value."""
-    return type(option) in _SCALAR_TYPES or isinstance(option, np.generic)
-
-
+#: The types of the options that hash by their value, so that they may key a route (with a
+#: NumPy scalar): a PyTorch tensor hashes by identity, and one filled in place between two
+#: calls would find the route of its old value.
 _SCALAR_TYPES = frozenset((bool, int, float, complex, str))
 
 
@@ -227,8 +210,10 @@ def gather_call(
     made from every argument checked (once per key), and the data and the index as arrays
     of the route's namespace. `arguments` are the planner's integer arguments after `op`'s
     shapes, as :func:`int_argument` read them."""
-    options = (op, arguments, type(bad_indices), bad_indices, type(fill_value), fill_value)
-    key, route = call_key(options, data, indices) if _by_value(fill_value) else (None, None)
+    key = route = None
+    options = _GATHER_KEY(op, data, indices, arguments, bad_indices, fill_value)
+    if options is not None:  # (a tensor as fill_value hashes by identity: no key)
+        key, route = call_key(options, data, indices)
     if route is not None:
         return route, data, indices
     policy = normalize_policy(bad_indices)
@@ -249,9 +234,15 @@ def gather_call(
     kernel = None
     if kernel_applies(engine, plan, policy):
         kernel = engine.checked_gather(plan, indices.shape, indices.dtype, policy)
-    route = Route(xp, engine, plan, policy, fill, "update", NO_PROMISES, kernel, True)
+    route = Route(
+        xp=xp, engine=engine, plan=plan, policy=policy, fill=fill, reduction="update",
+        promises=NO_PROMISES, kernel=kernel, updates_as_given=True,
+    )  # fmt: skip
     keep(key, route)
     return route, data, indices
+
+
+_GATHER_KEY = options_key(gather_call, ("data", "indices"), scalars=("fill_value",))
 
 
 def scatter_call(
@@ -278,9 +269,10 @@ def scatter_call(
     described as PyTorch's ``index_reduce`` and ``index_add`` describe them.
     `deterministic` is checked with the options, and refused for a complex product.
     """
-    options = (op, arguments, type(reduce), reduce, type(bad_indices), bad_indices,
-               type(unique_indices), unique_indices, type(indices_are_sorted),
-               indices_are_sorted, type(deterministic), deterministic)  # fmt: skip
+    options = _SCATTER_KEY(
+        op, data, indices, updates, arguments, reduce, bad_indices, unique_indices,
+        indices_are_sorted, deterministic,
+    )  # fmt: skip
     key, route = call_key(options, data, indices, updates)
     if route is not None:
         if not route.updates_as_given:  # the same cast, cut or broadcast as the first call's
@@ -318,9 +310,15 @@ def scatter_call(
         kernel = engine.checked_scatter(
             plan, indices.shape, indices.dtype, reduction, promised, policy, in_place=False
         )
-    route = Route(xp, engine, plan, policy, 0, reduction, promised, kernel, as_given)
+    route = Route(
+        xp=xp, engine=engine, plan=plan, policy=policy, fill=0, reduction=reduction,
+        promises=promised, kernel=kernel, updates_as_given=as_given,
+    )  # fmt: skip
     keep(key, route)
     return route, data, indices, updates
+
+
+_SCATTER_KEY = options_key(scatter_call, ("data", "indices", "updates"))
 
 
 def parts_call(
@@ -337,7 +335,7 @@ def parts_call(
     if not isinstance(parts, tuple | list) or not parts:
         msg = f"{index_name} must be a non-empty tuple of index arrays; got {parts!r}"
         raise TypeError(msg)
-    options = (op, type(reduce), reduce, type(deterministic), deterministic)
+    options = _PARTS_KEY(op, data, parts, updates, reduce, deterministic)
     key, kept = call_key(options, data, *parts, updates)
     if kept is not None:  # (the route and the parts' plan)
         route, planned = kept
@@ -353,6 +351,9 @@ def parts_call(
     )  # fmt: skip
     keep(key, (route, planned))
     return route, data, indices, updates
+
+
+_PARTS_KEY = options_key(parts_call, ("data", "parts", "updates"))
 
 
 def _checked_parts(
@@ -442,7 +443,24 @@ def _new_target_route(
         kernel = engine.checked_scatter(
             plan, index_shape, index_dtype, reduction, promises, policy, in_place=True
         )
-    return Route(xp, engine, plan, policy, 0, reduction, promises, kernel, True)
+    return Route(
+        xp=xp, engine=engine, plan=plan, policy=policy, fill=0, reduction=reduction,
+        promises=promises, kernel=kernel, updates_as_given=True,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentScatters:
+    """What a segment reduction runs under one policy (resolved): the scatter of the rows
+    into the new result (whose plan's report describes a bad id), the add of ones into the
+    counts where the call counts, the policy they run under, and whether the ids past the
+    end are checked after a scatter that drops them (TensorFlow's rule: negative ids
+    dropped, the others under ``"error"``, so the scatters run under ``"ignore"``)."""
+
+    scatter: Route
+    count: Route | None
+    policy: str
+    too_large: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -450,8 +468,9 @@ class SegmentRoute:
     """What the checks of one segment reduction's signature found, for its repeat calls: the
     namespace, its engine, the number of segments, the result's shape and dtype (the data's),
     the policy as named (TensorFlow's default unresolved), the caller's promise that the ids
-    never decrease (an engine may use a sorted kernel), and what follows from the reduction
-    and the data's dtype and shape."""
+    never decrease (an engine may use a sorted kernel), what follows from the reduction and
+    the data's dtype and shape, and the scatters it runs. Made whole, with keywords, by
+    :func:`segment_call` and :func:`csr_call`, and never changed after."""
 
     xp: Any
     engine: Engine
@@ -475,14 +494,15 @@ class SegmentRoute:
     #: ``"plain"``, and the dtype it divides in (``""`` and None where it is no mean).
     division: str
     division_dtype: Any
-    #: The scatters of this signature by the policy of the call (:func:`_scatters`), shared
-    #: by its repeat calls, so each is made once.
-    scatters: dict[str, SegmentScatters]
     #: The ids' name in messages: ``segment_ids``, or ``x`` for ``bincount``.
     ids_name: str
     #: ``deterministic=True`` on a floating sum, mean or product: the tree of
     #: ``_deterministic`` (for other dtypes and reductions every order gives the same bits).
     deterministic: bool
+    #: The scatters by each policy that `policy` resolves to in a call
+    #: (``_api.segment_scatters``: TensorFlow's default is ``"error"`` or ``"ignore"``, any
+    #: other policy itself), made with the route for ids of the key's shape and dtype.
+    scatters: Mapping[str, SegmentScatters]
 
 
 #: The names of the data and the ids in the messages of a function whose arguments are not
@@ -490,38 +510,15 @@ class SegmentRoute:
 _SEGMENT_ARGUMENTS = {"bincount": ("weights", "x")}
 
 
-@dataclass(frozen=True, slots=True)
-class SegmentScatters:
-    """What a segment reduction runs under one policy: the scatter of the rows into the new
-    result (whose plan's report describes a bad id), the add of ones into the counts where
-    the call counts, the policy they run under, and whether the ids past the end are checked
-    after a scatter that drops them (TensorFlow's rule: negative ids dropped, the others
-    under ``"error"``, so the scatters run under ``"ignore"``)."""
-
-    scatter: Route
-    count: Route | None
-    policy: str
-    too_large: bool
-
-
-@dataclass(slots=True)
-class SegmentCall:
-    """One segment reduction's checked call: its route, the scatters of its policy, and how
-    the ids' values can be seen."""
-
-    route: SegmentRoute
-    scatters: SegmentScatters
-    access: Any
-
-
 def segment_call(
     data: Any, segment_ids: Any, num_segments: object, reduce: str, indices_are_sorted: object,
     bad_indices: object, function: str, drop_negative: bool, with_count: bool,
     sorted_vector: bool = False, floating: bool = False, deterministic: object = False,
-) -> tuple[SegmentCall, Any, Any]:  # fmt: skip
-    """``(call, data, ids)`` of the segment reduction `reduce`: its checked call, from its
-    route where the call's key was seen before (a given `num_segments`; else it is read from
-    the ids each time), and the data and the ids as arrays of the route's namespace.
+) -> tuple[SegmentRoute, Any, Any]:  # fmt: skip
+    """``(route, data, ids)`` of the segment reduction `reduce`: its route, found by the
+    call's key where it was seen before (a given `num_segments`; else it is read from the
+    ids each time) or made from every argument checked, and the data and the ids as arrays
+    of the route's namespace.
 
     The checks, in the scatters' order: the policy, the arrays, the ids' dtype, the data's
     dtype, the shapes, `num_segments`; then `num_segments` read from the ids where not given.
@@ -539,14 +536,14 @@ def segment_call(
     dtypes (:func:`check_segment_dtype`).
     """
     key = kept = None
-    if num_segments is not None and _by_value(num_segments):  # else checked on every call
-        options = (reduce, type(num_segments), num_segments, type(indices_are_sorted),
-                   indices_are_sorted, type(bad_indices), bad_indices, drop_negative,
-                   with_count, function, sorted_vector, floating, type(deterministic),
-                   deterministic)  # fmt: skip
+    options = _SEGMENT_KEY(
+        data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices, function,
+        drop_negative, with_count, sorted_vector, floating, deterministic,
+    )  # fmt: skip
+    if options is not None:  # (None, read from the ids, or an array: checked on every call)
         key, kept = call_key(options, data, segment_ids)
     if kept is not None:  # only what the ids' values decide is left
-        return _segment_call(kept, segment_ids), data, segment_ids
+        return kept, data, segment_ids
     named_policy = policy = normalize_policy(bad_indices)
     promises = check_promises(False, indices_are_sorted)
     tree = check_deterministic(deterministic)
@@ -592,24 +589,22 @@ def segment_call(
         ids = pair.indices
     if count is None:
         count = _read_num_segments(xp, engine, ids, engine.index_access(ids), data)
-    dtype = data.dtype
-    division, division_dtype = mean_division(xp, engine, data) if reduce == "mean" else ("", None)
-    identity = reduction_identity(xp, reduce, dtype)
+    identity = reduction_identity(xp, reduce, data.dtype)
     if drop_negative and isinstance(identity, float):  # a floating max or min: +-inf
         # TensorFlow and MindSpore start from the lowest (highest) finite value instead.
-        info = xp.finfo(dtype)
+        info = xp.finfo(data.dtype)
         identity = float(info.min) if identity < 0 else float(info.max)
-    route = SegmentRoute(
-        xp, engine, count, (count, *shape[len(id_shape) :]), dtype, named_policy,
-        promises.indices_are_sorted, reduce, reduce == "mean" or with_count, drop_negative,
-        identity,
-        not math.prod(shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE, division,
-        division_dtype, {}, ids_name,
-        tree and reduce in _TREE_REDUCTIONS and _floating(xp, dtype),
+    route = _segment_route(
+        xp, engine, data, tuple(ids.shape), ids.dtype, count_dtype=engine.wide_index_dtype(ids),
+        reduce=reduce, num_segments=count, inner=shape[len(id_shape) :],
+        policy=named_policy, ids_sorted=promises.indices_are_sorted, counting=with_count,
+        drop_negative=drop_negative, identity=identity, ids_name=ids_name, tree=tree,
     )  # fmt: skip
     keep(key, route)
-    return _segment_call(route, ids), data, ids
+    return route, data, ids
 
+
+_SEGMENT_KEY = options_key(segment_call, ("data", "segment_ids"), scalars=("num_segments",))
 
 #: The dtype kinds that have gradients.
 _DIFFERENTIABLE = ("real floating", "complex floating")
@@ -617,56 +612,63 @@ _DIFFERENTIABLE = ("real floating", "complex floating")
 #: The segment reductions that ``deterministic=True`` orders (the others pick one row).
 _TREE_REDUCTIONS = ("sum", "mean", "prod")
 
-
-def _floating(xp: Any, dtype: Any) -> bool:
-    return dtype_kind(xp, dtype) in _DIFFERENTIABLE
-
-
-def _segment_call(route: SegmentRoute, ids: Any) -> SegmentCall:
-    """The call of `route` on `ids`: how their values can be seen, and the scatters of the
-    policy that follows (TensorFlow's default resolved; where negative ids are dropped, under
-    ``"error"``, ``"ignore"`` and the ids past the end checked after), made once per route
-    and policy."""
-    engine = route.engine
-    access = engine.index_access(ids)
-    policy = resolve_default(route.policy, access)
-    scatters = route.scatters.get(policy)
-    if scatters is None:
-        scatters = route.scatters[policy] = _scatters(route, ids, policy)
-    return SegmentCall(route, scatters, access)
+#: The index accesses whose policies differ for TensorFlow's default (``resolve_default``):
+#: one that reads the ids' values now, and one that cannot.
+_ACCESSES: tuple[IndexAccess, ...] = ("now", "none")
 
 
-def _scatters(route: SegmentRoute, ids: Any, policy: str) -> SegmentScatters:
-    """The :class:`SegmentScatters` of `route` under `policy` (resolved), for ids like `ids`
-    (a call that is not keyed finds the scatters' routes in :func:`_segment_route`'s cache)."""
-    xp, engine = route.xp, route.engine
-    too_large = route.drop_negative and policy == "error"
-    if too_large:
-        policy = "ignore"
-    reduce, id_shape, sorted_ids = SEGMENT_SCATTERS[route.reduce], ids.shape, route.ids_sorted
-    # A symbolic size (torch.export's dynamic dimensions) cannot be hashed: no cache then.
-    symbolic = any(symbolic_size(s) for s in id_shape)
-    make = _segment_route.__wrapped__ if symbolic else _segment_route
-    scatter = make(
-        xp, engine, route.result_shape, tuple(id_shape), ids.dtype, policy, reduce,
-        route.dtype, sorted_ids, route.ids_name,
-    )  # fmt: skip
-    count = None
-    if route.counting:
-        count = make(
-            xp, engine, (route.num_segments,), tuple(id_shape), ids.dtype, policy, "add",
-            engine.wide_index_dtype(ids), sorted_ids,
-        )  # fmt: skip
-    return SegmentScatters(scatter, count, policy, too_large)
-
-
-@lru_cache(maxsize=512)
 def _segment_route(
+    xp: Any, engine: Engine, data: Any, id_shape: tuple[int, ...], id_dtype: Any, *,
+    count_dtype: Any, reduce: str, num_segments: int, inner: tuple[int, ...], policy: str,
+    ids_sorted: bool, counting: bool, drop_negative: bool, identity: Any, ids_name: str,
+    tree: bool,
+) -> SegmentRoute:  # fmt: skip
+    """The :class:`SegmentRoute` of the reduction `reduce` of `data` (checked) at ids of
+    `id_shape` and `id_dtype` into `num_segments` segments of shape `inner`, counting each
+    segment's rows where the call does (`counting`, or a mean: into `count_dtype`, the
+    widest integer of the ids' device), with the scatters of every policy that `policy`
+    resolves to (``_api.segment_scatters``)."""
+    dtype = data.dtype
+    counting = counting or reduce == "mean"
+    division, division_dtype = ("", None)
+    if reduce == "mean":
+        division, division_dtype = mean_division(xp, engine, data)
+    shape = (num_segments, *inner)
+    floating = dtype_kind(xp, dtype) in _DIFFERENTIABLE
+    scatters = {}
+    for resolved in dict.fromkeys(resolve_default(policy, access) for access in _ACCESSES):
+        too_large = drop_negative and resolved == "error"
+        runs = "ignore" if too_large else resolved
+        scatter = _scatter_into_new(
+            xp, engine, shape, id_shape, id_dtype, runs, SEGMENT_SCATTERS[reduce], dtype,
+            ids_sorted, ids_name,
+        )  # fmt: skip
+        count = None
+        if counting:
+            count = _scatter_into_new(
+                xp, engine, (num_segments,), id_shape, id_dtype, runs, "add",
+                count_dtype, ids_sorted, "segment_ids",
+            )  # fmt: skip
+        scatters[resolved] = SegmentScatters(
+            scatter=scatter, count=count, policy=runs, too_large=too_large
+        )
+    return SegmentRoute(
+        xp=xp, engine=engine, num_segments=num_segments, result_shape=shape, dtype=dtype,
+        policy=policy, ids_sorted=ids_sorted, reduce=reduce, counting=counting,
+        drop_negative=drop_negative, identity=identity,
+        no_rows=not (math.prod(id_shape) and math.prod(inner)) and floating, division=division,
+        division_dtype=division_dtype, ids_name=ids_name,
+        deterministic=tree and reduce in _TREE_REDUCTIONS and floating, scatters=scatters,
+    )  # fmt: skip
+
+
+def _scatter_into_new(
     xp: Any, engine: Engine, shape: tuple[int, ...], id_shape: tuple[int, ...], id_dtype: Any,
-    policy: str, reduce: str, dtype: Any, ids_sorted: bool, ids_name: str = "segment_ids",
+    policy: str, reduce: str, dtype: Any, ids_sorted: bool, ids_name: str,
 ) -> Route:  # fmt: skip
-    """The route of the scatter by `reduce` of rows at ids of `id_shape` into a new array of
-    `shape` and `dtype` (written in place: it is new); a bad id named `ids_name`."""
+    """The route of the scatter by `reduce` of rows at ids of `id_shape` and `id_dtype` into a
+    new array of `shape` and `dtype` (written in place: it is new); a bad id named
+    `ids_name`."""
     reduction = check_reduce_dtype(xp, reduce, dtype, "data")
     plan = plan_segments(shape, id_shape, ids_name)
     promises = check_promises(False, ids_sorted)
@@ -686,11 +688,13 @@ class CsrRoute:
     shape: tuple[int, ...]
     axis: int
     offsets_shape: tuple[int, ...]
-    #: The segment reduction of the rows by policy and whether it counts
-    #: (:func:`csr_segment_call`), each made once.
-    segment_routes: dict[tuple[str, bool], SegmentRoute]
     #: ``deterministic=True`` (checked): the segment reduction's floating sums in one order.
     deterministic: bool
+    #: For a reduction of :data:`SEGMENT_REDUCTIONS`, the route of the segment reduction of
+    #: the rows (the data viewed as ``(prod(shape[:axis + 1]), ...)``) at the ids the
+    #: offsets give them, by the policy they run under: ``"unchecked"`` where every row is in
+    #: a segment, ``"ignore"`` where rows in none are dropped (``_segment_csr``); else empty.
+    segment_routes: Mapping[str, SegmentRoute]
     #: The call gives lengths, not offsets (a front end's: ``_plan.SegmentsGiven``); its
     #: `offsets_shape` is that of the offsets they make.
     lengths: bool
@@ -702,19 +706,19 @@ class CsrRoute:
 
 
 def csr_call(
-    data: Any, offsets: Any, reduce: object, bad_indices: object, deterministic: object = False,
-    given: SegmentsGiven | None = None,
+    data: Any, offsets: Any, reduce: object, bad_indices: object, deterministic: object,
+    counting: bool, given: SegmentsGiven | None = None,
 ) -> tuple[CsrRoute, Any, Any]:  # fmt: skip
     """``(route, data, offsets)`` of a ``segment_csr`` call: its route found by the call's key,
     or made from every argument checked in the one order (the options, the kinds, the
     dtypes, the shapes), with the data and the offsets as arrays of one namespace.
+    `counting`: the segment reduction also counts each segment's rows (for ``empty_value``).
 
     A front end's `given` (:class:`~._plan.SegmentsGiven`) gives lengths instead of offsets
     (``route.lengths``: ``_segment_csr`` makes the offsets of valid ones), names the axis
     they split (checked after their dtype: :func:`~._plan.check_segments_axis`) and the
     reduction whose dtypes the data must have."""
-    options = (type(reduce), reduce, type(bad_indices), bad_indices, type(deterministic),
-               deterministic, given)  # fmt: skip
+    options = _CSR_KEY(data, offsets, reduce, bad_indices, deterministic, counting, given)
     key, route = call_key(options, data, offsets)
     if route is not None:
         return route, data, offsets
@@ -764,33 +768,27 @@ def csr_call(
         )
     if lengths:  # (the shape of the offsets they make)
         offset_shape = (*offset_shape[:-1], offset_shape[-1] + 1)
+    segment_routes = {}
+    if reduce in SEGMENT_REDUCTIONS:
+        # One id per row (of the data viewed as rows), in the widest integer dtype.
+        count = math.prod(shape[:axis]) * (offset_shape[-1] - 1)
+        check_num_segments(count, xp, engine, data, 1)
+        id_shape, wide = (math.prod(shape[: axis + 1]),), engine.wide_index_dtype(offsets)
+        identity = reduction_identity(xp, reduce, data.dtype)
+        for runs in ("unchecked", "ignore"):
+            segment_routes[runs] = _segment_route(
+                xp, engine, data, id_shape, wide, count_dtype=wide, reduce=reduce,
+                num_segments=count, inner=shape[axis + 1 :], policy=runs, ids_sorted=True,
+                counting=counting, drop_negative=False, identity=identity,
+                ids_name="segment_ids", tree=tree,
+            )  # fmt: skip
     route = CsrRoute(
-        xp, engine, reduce, policy, shape, axis, offset_shape, {}, tree, lengths
+        xp=xp, engine=engine, reduce=reduce, policy=policy, shape=shape, axis=axis,
+        offsets_shape=offset_shape, deterministic=tree, segment_routes=segment_routes,
+        lengths=lengths,
     )  # fmt: skip
     keep(key, route)
     return route, data, offsets
 
 
-def csr_segment_call(
-    route: CsrRoute, rows: Any, ids: Any, policy: str, with_count: bool = False
-) -> SegmentCall:  # fmt: skip
-    """The segment reduction of a checked ``segment_csr`` call (`route`; its data viewed as
-    `rows`, one per position along the split axis and before it) at the `ids` its offsets
-    give every row, under `policy`, counting each segment's rows `with_count`: the call
-    :func:`segment_call` would make of them, with no check repeated but the number of
-    segments' (:func:`check_num_segments`), kept in `route` per policy and count."""
-    kept = route.segment_routes.get((policy, with_count))
-    if kept is None:
-        xp, engine, reduce, dtype = route.xp, route.engine, route.reduce, rows.dtype
-        count = math.prod(route.shape[: route.axis]) * route.segments
-        check_num_segments(count, xp, engine, rows, 1)
-        mean = reduce == "mean"
-        division, division_dtype = mean_division(xp, engine, rows) if mean else ("", None)
-        kept = route.segment_routes[policy, with_count] = SegmentRoute(
-            xp, engine, count, (count, *route.shape[route.axis + 1 :]), dtype, policy, True,
-            reduce, mean or with_count, False, reduction_identity(xp, reduce, dtype),
-            not math.prod(route.shape) and dtype_kind(xp, dtype) in _DIFFERENTIABLE,
-            division, division_dtype, {}, "segment_ids",
-            route.deterministic and reduce in _TREE_REDUCTIONS and _floating(xp, dtype),
-        )  # fmt: skip
-    return _segment_call(kept, ids)
+_CSR_KEY = options_key(csr_call, ("data", "offsets"))
