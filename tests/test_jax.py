@@ -610,3 +610,37 @@ def test_a_division_by_counts_under_jit_has_the_eager_bits(name, inner):
         if len(rows):
             expected[s] = reference(rows)
     np.testing.assert_allclose(eager, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["segment_sum", "segment_prod"])
+@pytest.mark.parametrize("order", ["unsorted", "sorted"])
+def test_deterministic_tree_under_vmap_and_jit_is_the_reference_tree(op, order):
+    """JAX's own tree (``JaxEngine.tree_partials``: a halving over ids found in order at
+    run time, else a sort and merges by level in chunks) under ``vmap`` of batched data
+    and ids, and under ``jit``, has the bits of the plain-loop tree of each batch."""
+    from portagather.conformance.reference import ref_tree_segment
+
+    rng = np.random.default_rng(39)
+    batch, rows, segments = 3, 300, 20
+    ids = rng.integers(0, segments, (batch, rows))
+    if order == "sorted":
+        ids = np.sort(ids, axis=1)
+    scale = 10.0 ** rng.integers(-3, 4, (batch, rows, 2))
+    data = (rng.standard_normal((batch, rows, 2)) * scale).astype(np.float32)
+    if op == "segment_prod":
+        data = (1 + data / 1e4).astype(np.float32)
+    want = np.stack(
+        [
+            ref_tree_segment(data[b], ids[b], segments, op.removeprefix("segment_"))
+            for b in range(batch)
+        ]
+    )
+
+    def tree(d, i):
+        return getattr(pg, op)(d, i, segments, deterministic=True, bad_indices="unchecked")
+
+    for run in (jax.vmap(tree), jax.jit(jax.vmap(tree))):
+        got = np.asarray(run(jnp.asarray(data), jnp.asarray(ids)))
+        assert got.tobytes() == want.tobytes()
+    got = np.asarray(jax.jit(tree)(jnp.asarray(data[0]), jnp.asarray(ids[0])))
+    assert got.tobytes() == want[0].tobytes()

@@ -40,6 +40,7 @@ from .jax_checks import (
     result_is_read,
 )
 from .scatter import ScatterPromises, target_axes
+from .tree import padding
 
 #: No extra keyword arguments for a JAX indexing method.
 _NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
@@ -57,6 +58,18 @@ class JaxEngine(Engine):
 
     def without_gradient(self, x: Any) -> Any:
         return lax.stop_gradient(x)
+
+    def tree_partials(
+        self, values: Any, slots: Any, segments: int, op: str, in_order: bool
+    ) -> tuple[Any, Any]:  # fmt: skip
+        """The tree of ``engines.tree`` (docs/deterministic.md) in one compiled program:
+        ids in order (promised, or found so at run time) skip the sort and run the tree by
+        halving (:func:`_tree_in_order`); others are sorted by segment, then position
+        (:func:`_sort_by_segment`), and merged by ``engines.tree``'s fixed-shape levels."""
+        found: tuple[Any, Any] = self.compiled(
+            _tree_steps, (self, segments, op, in_order), values, slots
+        )
+        return found
 
     def index_access(self, x: Any) -> IndexAccess:
         return "trace" if is_traced(x) else "now"
@@ -424,3 +437,213 @@ def is_traced(x: Any) -> bool:
     if no_trace_active():  # the plain eager call, answered without a dispatch
         return False
     return isinstance(jnp.zeros((), dtype=bool), jax.core.Tracer)
+
+
+def _tree_steps(
+    static: tuple[JaxEngine, int, str, bool], values: Any, slots: Any
+) -> tuple[Any, Any]:  # fmt: skip
+    """``JaxEngine.tree_partials``'s program: `values` ``(N, F)`` at `slots` ``(N,)`` (in
+    ``[0, segments]``, ``segments`` for a row of none); `in_order`: the slots are promised
+    sorted. The count of rows per segment is an integer scatter-add (exact in any order);
+    sorted by segment, the rows of segment ``s`` are those from ``first[s]`` on."""
+    engine, segments, op, in_order = static
+    wide = engine.wide_index_dtype()
+    count = jnp.zeros((segments + 1,), dtype=wide).at[slots].add(1, mode="drop")[:segments]
+    first = jnp.cumsum(count) - count
+    if in_order or values.shape[0] == 1:
+        return _tree_in_order(values, slots, first, count, segments, op), count
+
+    def in_order_tree(values: Any, slots: Any) -> Any:
+        return _tree_in_order(values, slots, first, count, segments, op)
+
+    def sorted_tree(values: Any, slots: Any) -> Any:
+        return _tree_sorted(values, slots, first, count, segments, op)
+
+    ordered = jnp.all(slots[1:] >= slots[:-1])
+    return lax.cond(ordered, in_order_tree, sorted_tree, values, slots), count
+
+
+def _bit_length(x: Any) -> Any:
+    """``int.bit_length`` of each value of the non-negative integer array `x`."""
+    return 8 * x.dtype.itemsize - lax.clz(x)
+
+
+def _tree_in_order(
+    values: Any, slots: Any, first: Any, count: Any, segments: int, op: str
+) -> Any:  # fmt: skip
+    """The tree over rows whose slots are sorted (each segment's rows contiguous, at
+    consecutive positions), by halving: the blocks of ``2**l`` positions are the pairs of
+    blocks of ``2**(l - 1)``, each known by the value of its first segment (``head``, the
+    segment's rows in the block combined by the tree) and of its last (``tail``). Where the
+    left block's last segment is the right block's first, ``tail op head`` (``joined``) is
+    that segment's value over the pair, and the pair's head or tail where the segment is
+    all of the left or the right block. A segment's value is the ``joined`` of the level
+    ``bit_length(first ^ last)``, in its block ``first >> level`` (a single row its own
+    value). Level ``l`` touches ``N / 2**l`` blocks: ``2N`` in all, with reshapes and
+    elementwise ops only."""
+    n, width = values.shape
+    head = tail = values
+    head_seg = tail_seg = slots
+    joined: list[Any] = []
+    sizes = [0]
+    none = jnp.full((1,), segments, dtype=slots.dtype)
+    while head.shape[0] > 1:
+        if head.shape[0] % 2:  # a block of no segment after an odd last one
+            head = jnp.concatenate([head, head[-1:]])
+            tail = jnp.concatenate([tail, tail[-1:]])
+            head_seg = jnp.concatenate([head_seg, none])
+            tail_seg = jnp.concatenate([tail_seg, none])
+        pairs = head.shape[0] // 2
+        heads = jnp.reshape(head, (pairs, 2, width))
+        tails = jnp.reshape(tail, (pairs, 2, width))
+        head_segs = jnp.reshape(head_seg, (pairs, 2))
+        tail_segs = jnp.reshape(tail_seg, (pairs, 2))
+        meet = tail_segs[:, 0] == head_segs[:, 1]
+        value = tails[:, 0] + heads[:, 1] if op == "add" else tails[:, 0] * heads[:, 1]
+        left_whole = (meet & (head_segs[:, 0] == tail_segs[:, 0]))[:, None]
+        right_whole = (meet & (head_segs[:, 1] == tail_segs[:, 1]))[:, None]
+        head = jnp.where(left_whole, value, heads[:, 0])
+        tail = jnp.where(right_whole, value, tails[:, 1])
+        head_seg, tail_seg = head_segs[:, 0], tail_segs[:, 1]
+        joined.append(value)
+        sizes.append(pairs)
+    offsets = jnp.asarray([sum(sizes[:k]) for k in range(len(sizes))], dtype=first.dtype)
+    start = jnp.minimum(first, n - 1)
+    level = _bit_length(jnp.bitwise_xor(start, jnp.maximum(start + count - 1, start)))
+    found = jnp.take(values, start, axis=0, mode="clip")  # a single row: its own value
+    if joined:  # (the joined values of levels 1, 2, ... one after the other)
+        at = jnp.take(offsets, jnp.maximum(level, 1)) + jnp.right_shift(start, level)
+        found_joined = jnp.take(jnp.concatenate(joined), at, axis=0, mode="clip")
+        found = jnp.where((level > 0)[:, None], found_joined, found)
+    pad = jnp.asarray(padding(jnp, op, values.dtype), dtype=values.dtype)
+    return jnp.where((count == 0)[:, None], pad, found)
+
+
+def _sort_by_segment(slots: Any, segments: int) -> tuple[Any, Any]:
+    """``(order, seg)``: the positions of the rows sorted by slot, then position, and their
+    slots. One sort of distinct keys ``slot * 2**bits + position`` where they fit the index
+    dtype; else, where the slots need at most two digits of the bits left beside a
+    position in an int32, a radix sort of those digits, each one sort of distinct int32
+    keys ``digit * 2**bits + rank`` (XLA sorts one operand far faster than several); else one
+    sort of two keys. All exact: the keys are distinct, so no sort needs to be stable."""
+    n = slots.shape[0]
+    bits = max((n - 1).bit_length(), 1)
+    wide = jnp.int64 if _has_int64() else jnp.int32
+    positions = jnp.arange(n, dtype=wide)
+    mask = (1 << bits) - 1
+    slot_bits = segments.bit_length()
+    if slot_bits + bits < 8 * jnp.dtype(wide).itemsize:
+        keys = lax.sort(jnp.left_shift(jnp.astype(slots, wide), bits) + positions)
+        order = jnp.bitwise_and(keys, mask)
+        return order, jnp.astype(jnp.right_shift(keys, bits), slots.dtype)
+    digit = 31 - bits
+    if digit > 0 and 2 * digit >= slot_bits:
+        small = jnp.astype(slots, jnp.int32)
+        low = jnp.bitwise_and(small, (1 << digit) - 1)
+        order = jnp.bitwise_and(lax.sort(jnp.left_shift(low, bits) + positions), mask)
+        high = jnp.right_shift(jnp.take(small, order), digit)
+        ranks = jnp.bitwise_and(lax.sort(jnp.left_shift(high, bits) + positions), mask)
+        order = jnp.take(order, ranks)
+    else:
+        order = lax.sort((slots, positions), num_keys=2, is_stable=False)[1]
+    return order, jnp.take(slots, order)
+
+
+def _tree_sorted(
+    values: Any, slots: Any, first: Any, count: Any, segments: int, op: str
+) -> Any:  # fmt: skip
+    """The tree over rows in any order, merged level by level where they lie.
+
+    Sorted by slot, then position (:func:`_sort_by_segment`), two adjacent rows ``j`` and
+    ``j + 1`` of one segment are the first rows of the two halves of a block of level
+    ``bit_length(p_j ^ p_{j+1})``; its left half begins at the segment's first row in the
+    block, ``left`` (a search within the segment, :func:`_block_starts`). The merges, sorted
+    by level (one sort of distinct keys), run in chunks of fixed size, each chunk within one
+    level (:func:`_merge_chunks`): ``value[left] = value[left] op value[j + 1]``, every
+    node's value held at its first row, so each segment's at its first. A level's merges
+    read and write distinct rows, so its chunks run in any order: ``N - segments``
+    merges in all, on the rows gathered in sorted order (a segment's rows close by)."""
+    n = values.shape[0]
+    order, seg = _sort_by_segment(slots, segments)
+    levels = (n - 1).bit_length()
+    same = (seg[1:] == seg[:-1]) & (seg[:-1] < segments)
+    level = _bit_length(jnp.bitwise_xor(order[:-1], order[1:]))
+    gap_level = jnp.where(same, level, levels + 1)  # (no merge: after the last level)
+    seg_start = jnp.take(first, jnp.minimum(seg[:-1], segments - 1))
+    left = _block_starts(order, level, jnp.where(same, seg_start, jnp.arange(n - 1)))
+    rows = jnp.take(values, order, axis=0, mode="clip")  # (a merge reads rows close by)
+    merged = _merge_chunks(rows, gap_level, left, levels, op)
+    found = jnp.take(merged, jnp.minimum(first, n - 1), axis=0, mode="clip")
+    pad = jnp.asarray(padding(jnp, op, values.dtype), dtype=values.dtype)
+    return jnp.where((count == 0)[:, None], pad, found)
+
+
+def _block_starts(order: Any, level: Any, low: Any) -> Any:
+    """For each gap ``j`` (between sorted rows ``j`` and ``j + 1``) of level ``level[j]``:
+    the first row ``k`` in ``[low[j], j]`` whose position ``order[k]`` lies in the block of
+    ``order[j]`` (``order`` rises over that range: one segment's rows). A binary search, as
+    many steps as the longest range needs."""
+    high = jnp.arange(order.shape[0] - 1, dtype=order.dtype)
+    block = jnp.left_shift(jnp.right_shift(order[:-1], level), level)
+
+    def searching(state: tuple[Any, Any]) -> Any:
+        low, high = state
+        return jnp.any(low < high)
+
+    def step(state: tuple[Any, Any]) -> tuple[Any, Any]:
+        low, high = state
+        middle = low + jnp.right_shift(high - low, 1)
+        before = jnp.take(order, middle) < block
+        return jnp.where(before, middle + 1, low), jnp.where(before, high, middle)
+
+    return lax.while_loop(searching, step, (jnp.astype(low, order.dtype), high))[0]
+
+
+def _merge_chunks(values: Any, gap_level: Any, left: Any, levels: int, op: str) -> Any:
+    """`values` (sorted rows) with ``value[left[j]] op= value[j + 1]`` for each gap ``j`` of
+    level ``gap_level[j]`` in ``1 .. levels`` (``levels + 1``: no merge), the levels in
+    increasing order, in chunks of a fixed size within one level (a loop of a fixed count,
+    which reverse-mode differentiation runs through)."""
+    n = values.shape[0]
+    gaps = n - 1
+    bits = max((gaps - 1).bit_length(), 1)
+    index = left.dtype
+    positions = jnp.arange(gaps, dtype=index)
+    if (levels + 2) << bits <= INT32_MAX or index == jnp.int64:
+        keys = lax.sort(jnp.left_shift(jnp.astype(gap_level, index), bits) + positions)
+        by_level = jnp.bitwise_and(keys, (1 << bits) - 1)
+    else:
+        keys = None
+        by_level = lax.sort((gap_level, positions), num_keys=2, is_stable=False)[1]
+    steps = jnp.arange(1, levels + 3, dtype=index)  # each level's first merge
+    if keys is not None:
+        bounds = jnp.searchsorted(keys, jnp.left_shift(steps, bits))
+    else:
+        bounds = jnp.searchsorted(jnp.take(gap_level, by_level), steps)
+    bounds = jnp.astype(bounds, index)
+    # Chunks of 4096 merges (fewer for fewer rows): their rows stay in the caches.
+    size = 1 << min(12, max(8, (gaps - 1).bit_length() - 6))
+    size = min(size, 1 << max((gaps - 1).bit_length(), 0))
+    chunks = (bounds[1:] - bounds[:-1] + size - 1) // size  # per level
+    chunk_ends = jnp.cumsum(chunks[:levels])
+    total = -(-gaps // size) + levels  # at most
+    tail = jnp.zeros((size,), dtype=index)
+    target = jnp.concatenate([jnp.take(left, by_level, mode="clip"), tail])
+    source = jnp.concatenate([by_level + 1, tail])
+    within = jnp.arange(size, dtype=index)
+
+    def chunk(t: Any, values: Any) -> Any:
+        at = jnp.searchsorted(chunk_ends, t, side="right", method="compare_all")
+        level = jnp.minimum(at, levels - 1)  # (past the last chunk: no merge)
+        done = jnp.where(level > 0, jnp.take(chunk_ends, jnp.maximum(level - 1, 0)), 0)
+        start = jnp.take(bounds, level) + (t - done) * size
+        stop = jnp.where(at < levels, jnp.take(bounds, level + 1), 0)
+        into = lax.dynamic_slice(target, (start,), (size,))
+        take_from = lax.dynamic_slice(source, (start,), (size,))
+        live = start + within < stop
+        a = jnp.take(values, into, axis=0, mode="clip")
+        b = jnp.take(values, take_from, axis=0, mode="clip")
+        joined = a + b if op == "add" else a * b
+        return values.at[jnp.where(live, into, n)].set(joined, mode="drop")
+
+    return lax.fori_loop(0, total, chunk, values)
