@@ -157,14 +157,15 @@ def _eager_partials(
     count = _sorted_counts(ixp, index_engine, seg, segments, wide)
     first = ixp.cumulative_sum(count) - count
     start = ixp.minimum(first, n - 1)
+    padded = False  # whether an empty segment's row holds the padding already
     if order is None:
-        found = _contiguous_tree(xp, engine, ixp, values, seg, start, count, op)
+        found, padded = _contiguous_tree(xp, engine, ixp, values, seg, start, count, op)
     else:
         rows = engine.take_rows(values, engine.tree_indices(order))
         rows = _linked_merges(ixp, index_engine, engine, rows, order, seg, levels, op)
         found = engine.take_rows(rows, engine.tree_indices(start))
     empty = count == 0
-    if not bool(ixp.any(empty)):
+    if padded or not bool(ixp.any(empty)):
         return found, engine.tree_indices(count)
     pad = xp.asarray(padding(xp, op, values.dtype), dtype=values.dtype,
                      device=device_for_new(values))  # fmt: skip
@@ -206,8 +207,9 @@ CHUNK_BYTES = 2**22
 
 def _contiguous_tree(
     xp: Any, engine: Any, ixp: Any, values: Any, seg: Any, start: Any, count: Any, op: str
-) -> Any:  # fmt: skip
-    """Each segment's value (``(segments, F)``; any value for an empty one) where its rows
+) -> tuple[Any, bool]:  # fmt: skip
+    """``(found, padded)``: each segment's value (``(segments, F)``; any value for an empty
+    one, but the padding where `padded`, as :func:`_full_block_tree` leaves it) where its rows
     are contiguous and in position order (`seg` sorted: ``ixp``'s, as are `start`, each
     segment's first row, and `count`): the tree over positions by dense passes over aligned
     blocks (:func:`_block_levels`), first within each chunk of ``2**k`` rows, then over the
@@ -218,7 +220,7 @@ def _contiguous_tree(
     row_bytes = _row_bytes(values)
     if (engine.full_blocks and row_bytes >= INDEXED_ROW_BYTES
             and engine.level_buffer(values, 0) is not None):  # fmt: skip
-        return _full_block_tree(xp, engine, ixp, values, start, count, op)
+        return _full_block_tree(xp, engine, ixp, values, start, count, op), True
     pad = xp.asarray(padding(xp, op, values.dtype), dtype=values.dtype,
                      device=device_for_new(values))  # fmt: skip
     width = math.prod(values.shape[1:])
@@ -256,7 +258,7 @@ def _contiguous_tree(
                              ixp.concat(firsts), op, pad, ixp.concat(singles),
                              ixp.concat(lasts))  # fmt: skip
         found = _finished(xp, engine, ixp, part, found, start, level, k)
-    return found if width != 1 else xp.reshape(found, (found.shape[0], 1))
+    return (found if width != 1 else xp.reshape(found, (found.shape[0], 1))), False
 
 
 def _row_bytes(values: Any) -> int:
@@ -290,10 +292,14 @@ def _full_block_tree(
     1][2b + 1]``: the pyramid is made densely chunk by chunk in one reused chunk-sized buffer
     (blocks across two segments are made too and never read), and the blocks that the
     rounds read are copied out of it into one array (:func:`_needed_blocks`). Returns
-    ``(segments, F)``; an empty segment's row is unspecified (the caller's padding replaces
-    it)."""
+    ``(segments, F)``, an empty segment's row the padding. The integer work runs in int32
+    where the rows' numbers fit."""
     segments = start.shape[0]
     inner = tuple(values.shape[1:])
+    if values.shape[0] < 2**31:
+        start, count = ixp.astype(start, ixp.int32), ixp.astype(count, ixp.int32)
+    pad = xp.full((1, *inner), padding(xp, op, values.dtype), dtype=values.dtype,
+                  device=device_for_new(values))  # fmt: skip
     stop = start + ixp.maximum(count, ixp.ones_like(count)) - 1
     level = bit_length(ixp, ixp.bitwise_xor(start, stop))
     half = ixp.maximum(level - 1, ixp.zeros_like(level))
@@ -315,7 +321,8 @@ def _full_block_tree(
     rounds = ixp.take(rounds, by_rounds)
     active = [int(ixp.sum(rounds > j)) for j in range(int(rounds[0]) if segments else 0)]
     if not active:
-        return engine.level_buffer(values, segments)
+        return xp.full((segments, *inner), padding(xp, op, values.dtype), dtype=values.dtype,
+                       device=device_for_new(values))  # fmt: skip
     live = by_rounds[: active[0]]
     position, middle = ixp.take(start, live), ixp.take(middle, live)
     left, right = ixp.take(left, live), ixp.take(right, live)
@@ -332,12 +339,13 @@ def _full_block_tree(
         blocks.append(at)
         position = position + low_left
         left, right = left - low_left, right - low_right
-    store, row = _needed_blocks(xp, engine, ixp, values, ixp.concat(levels),
-                                ixp.concat(blocks), op)  # fmt: skip
+    store, row = _needed_blocks(engine, ixp, values, ixp.concat(levels),
+                                ixp.concat(blocks), op, pad)  # fmt: skip
     first = 2 * active[0]
-    acc = engine.level_buffer(values, first)
-    engine.take_rows_into(store, engine.tree_indices(row[:first]), acc)
-    acc = xp.reshape(acc, (2, active[0], *inner))
+    rounds_buffer = engine.level_buffer(values, first + 1)  # (then the padding)
+    engine.take_rows_into(store, engine.tree_indices(row[:first]), rounds_buffer[:first])
+    engine.copy_into(pad, rounds_buffer[first:])
+    acc = xp.reshape(rounds_buffer[:first], (2, active[0], *inner))
     if len(active) > 1:
         taken = engine.level_buffer(values, 2 * active[1])
         base = first
@@ -347,16 +355,17 @@ def _full_block_tree(
             both = acc[:, :c]
             engine.combine_into(op, both, xp.reshape(part, (2, c, *inner)), both)
             base += 2 * c
-    total = engine.combine_into(op, acc[0], acc[1], acc[0])
-    rank = ixp.zeros(segments, dtype=live.dtype)  # each segment's row of `total` (empty: 0)
-    rank[live] = ixp.arange(active[0], dtype=live.dtype)
+    engine.combine_into(op, acc[0], acc[1], acc[0])
+    # each segment's row of `rounds_buffer`: its total, or the padding after the rounds
+    rank = ixp.full(segments, first, dtype=start.dtype)
+    rank[live] = ixp.arange(active[0], dtype=start.dtype)
     found = engine.level_buffer(values, segments)
-    engine.take_rows_into(total, engine.tree_indices(rank), found)
+    engine.take_rows_into(rounds_buffer, engine.tree_indices(rank), found)
     return found
 
 
 def _needed_blocks(
-    xp: Any, engine: Any, ixp: Any, values: Any, level: Any, block: Any, op: str
+    engine: Any, ixp: Any, values: Any, level: Any, block: Any, op: str, pad: Any
 ) -> tuple[Any, Any]:  # fmt: skip
     """``(store, row)``: the full blocks of `level` and number `block` (each slot's; level
     -1 the padding) in one array `store`, the slot's at ``store[row]``: the padding first,
@@ -364,7 +373,6 @@ def _needed_blocks(
     (:data:`CHUNK_BYTES`) from its pyramid (:func:`_chunk_pyramid`), then those of levels
     above ``k`` from the pyramid over the chunks' tops."""
     n = values.shape[0]
-    inner = tuple(values.shape[1:])
     top = int(ixp.max(level))
     k = max(1, min((n - 1).bit_length(),
                    (CHUNK_BYTES // max(_row_bytes(values), 1)).bit_length() - 1))  # fmt: skip
@@ -389,9 +397,7 @@ def _needed_blocks(
     store = engine.level_buffer(values, order.shape[0] - kept + min(kept, 1))
     base = min(kept, 1)
     if kept:
-        engine.copy_into(xp.full((1, *inner), padding(xp, op, values.dtype),
-                                 dtype=values.dtype, device=device_for_new(values)),
-                         store[:1])  # fmt: skip
+        engine.copy_into(pad, store[:1])
     if bounds[2] > bounds[1]:
         engine.take_rows_into(values, engine.tree_indices(slots[bounds[1] : bounds[2]]),
                               store[base : base + bounds[2] - bounds[1]])  # fmt: skip
