@@ -313,3 +313,31 @@ def test_vmap_scatters(policy, reduce):
     for k in range(2):
         wanted = ref_scatter_d(x, 1, index[k], src[k], reduce=reduce, bad_indices=policy)
         np.testing.assert_array_equal(out[k].numpy(), wanted)
+
+
+@pytest.mark.parametrize("chunk_bytes", [64, 1024, 2**22])
+@pytest.mark.parametrize("reduce", ["sum", "prod"])
+def test_deterministic_sorted_wide_rows_every_chunking(monkeypatch, chunk_bytes, reduce):
+    """Sorted ids with rows of 16 bytes or more (``engines.tree._full_block_tree``): the bits
+    of the plain-loop tree at chunks of one row pair, of a few rows and of all the rows, so
+    that the pyramid's blocks come from one chunk, from several and from above the chunks
+    (segments longer than a chunk), with empty segments, single rows and -0.0."""
+    import portagather as pg
+    from portagather.conformance.reference import ref_tree_segment
+    from portagather.engines import tree
+
+    monkeypatch.setattr(tree, "CHUNK_BYTES", chunk_bytes)
+    rng = np.random.default_rng(5)
+    lengths = [1, 1, 0, 2, 3, 0, 7, 64, 1, 5, 200, 33, 0, 1, 129, 16, 17]
+    ids = np.repeat(np.arange(len(lengths) - 1), lengths[:-1])
+    if reduce == "prod":
+        data = rng.uniform(0.9, 1.1, (ids.size, 4)) * rng.choice([-1.0, 1.0], (ids.size, 4))
+    else:
+        data = rng.standard_normal((ids.size, 4)) * 10.0 ** rng.integers(-3, 4, (ids.size, 1))
+        data[rng.random(data.shape) < 0.05] = -0.0
+    data = data.astype(np.float32)
+    segments = len(lengths)
+    want = ref_tree_segment(data, ids, segments, reduce)
+    function = pg.segment_sum if reduce == "sum" else pg.segment_prod
+    got = function(torch.from_numpy(data), torch.from_numpy(ids), segments, deterministic=True)
+    assert np.array_equal(got.numpy().view(np.uint32), want.view(np.uint32))

@@ -249,6 +249,12 @@ class Engine:
 
     # The eager tree's steps (``engines.tree``, where :attr:`merge_rows` is not None).
 
+    #: Whether the eager tree over sorted ids reads each segment from full blocks of a dense
+    #: pyramid (``engines.tree._full_block_tree``, where :meth:`level_buffer` gives one):
+    #: it also combines the blocks across two segments, whose values are never read (NumPy
+    #: would warn of an overflow there).
+    full_blocks = False
+
     def tree_index_engine(self, slots: Any) -> tuple[Engine, Any]:
         """The engine whose namespace runs the deterministic tree's integer work (the sort,
         the counts, the bookkeeping of the merges) on the segment `slots`, and the slots in
@@ -285,6 +291,11 @@ class Engine:
     def copy_into(self, source: Any, out: Any) -> None:
         """`source` written into `out` (a part of :meth:`level_buffer`)."""
         raise NotImplementedError
+
+    def take_rows_into(self, x: Any, positions: Any, out: Any) -> None:
+        """The rows of 2-d `x` at the 1-d `positions` written into `out` (a part of
+        :meth:`level_buffer`)."""
+        self.copy_into(self.take_rows(x, positions), out)
 
     def combine_into(self, op: str, left: Any, right: Any, out: Any) -> Any:
         """``left op right`` written into `out` (a part of :meth:`level_buffer`), returned."""

@@ -385,6 +385,11 @@ class TorchEngine(Engine):
     def copy_into(self, source: Any, out: Any) -> None:
         out.copy_(source)
 
+    def take_rows_into(self, x: Any, positions: Any, out: Any) -> None:
+        torch.index_select(x, 0, positions, out=out)
+
+    full_blocks = True
+
     def combine_into(self, op: str, left: Any, right: Any, out: Any) -> Any:
         return (torch.add if op == "add" else torch.mul)(left, right, out=out)
 

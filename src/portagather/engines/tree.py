@@ -157,15 +157,19 @@ def _eager_partials(
     count = _sorted_counts(ixp, index_engine, seg, segments, wide)
     first = ixp.cumulative_sum(count) - count
     start = ixp.minimum(first, n - 1)
+    padded = False  # whether an empty segment's row holds the padding already
     if order is None:
-        found = _contiguous_tree(xp, engine, ixp, values, seg, start, count, op)
+        found, padded = _contiguous_tree(xp, engine, ixp, values, seg, start, count, op)
     else:
         rows = engine.take_rows(values, engine.tree_indices(order))
         rows = _linked_merges(ixp, index_engine, engine, rows, order, seg, levels, op)
         found = engine.take_rows(rows, engine.tree_indices(start))
+    empty = count == 0
+    if padded or not bool(ixp.any(empty)):
+        return found, engine.tree_indices(count)
     pad = xp.asarray(padding(xp, op, values.dtype), dtype=values.dtype,
                      device=device_for_new(values))  # fmt: skip
-    empty = engine.tree_indices(ixp.reshape(count == 0, (segments, 1)))
+    empty = engine.tree_indices(ixp.reshape(empty, (segments, 1)))
     return xp.where(empty, pad, found), engine.tree_indices(count)
 
 
@@ -203,8 +207,9 @@ CHUNK_BYTES = 2**22
 
 def _contiguous_tree(
     xp: Any, engine: Any, ixp: Any, values: Any, seg: Any, start: Any, count: Any, op: str
-) -> Any:  # fmt: skip
-    """Each segment's value (``(segments, F)``; any value for an empty one) where its rows
+) -> tuple[Any, bool]:  # fmt: skip
+    """``(found, padded)``: each segment's value (``(segments, F)``; any value for an empty
+    one, but the padding where `padded`, as :func:`_full_block_tree` leaves it) where its rows
     are contiguous and in position order (`seg` sorted: ``ixp``'s, as are `start`, each
     segment's first row, and `count`): the tree over positions by dense passes over aligned
     blocks (:func:`_block_levels`), first within each chunk of ``2**k`` rows, then over the
@@ -212,10 +217,13 @@ def _contiguous_tree(
     ``L = bit_length(s ^ e)``, where it crosses that block's middle: its value is that
     block's merge (its one row where ``L = 0``). No row moves."""
     n = values.shape[0]
+    row_bytes = _row_bytes(values)
+    if (engine.full_blocks and row_bytes >= INDEXED_ROW_BYTES
+            and engine.level_buffer(values, 0) is not None):  # fmt: skip
+        return _full_block_tree(xp, engine, ixp, values, start, count, op), True
     pad = xp.asarray(padding(xp, op, values.dtype), dtype=values.dtype,
                      device=device_for_new(values))  # fmt: skip
     width = math.prod(values.shape[1:])
-    row_bytes = width * values.dtype.itemsize if hasattr(values.dtype, "itemsize") else 4 * width
     k = max(1, min((n - 1).bit_length(), (CHUNK_BYTES // max(row_bytes, 1)).bit_length() - 1))
     size = 1 << k
     stop = ixp.maximum(start + count - 1, start)
@@ -250,7 +258,202 @@ def _contiguous_tree(
                              ixp.concat(firsts), op, pad, ixp.concat(singles),
                              ixp.concat(lasts))  # fmt: skip
         found = _finished(xp, engine, ixp, part, found, start, level, k)
-    return found if width != 1 else xp.reshape(found, (found.shape[0], 1))
+    return (found if width != 1 else xp.reshape(found, (found.shape[0], 1))), False
+
+
+def _row_bytes(values: Any) -> int:
+    """The bytes of one row of the 2-d `values` (4 per element where its dtype says none)."""
+    width = math.prod(values.shape[1:])
+    return int(width * values.dtype.itemsize) if hasattr(values.dtype, "itemsize") else 4 * width
+
+
+def _small_ints(ixp: Any, x: Any, largest: int) -> Any:
+    """The integer array `x`, whose values lie in ``[-largest, largest]``, as int16 where they
+    fit (NumPy's stable sort of 16-bit integers is a radix sort)."""
+    return ixp.astype(x, ixp.int16) if largest < 2**15 else x
+
+
+def _full_block_tree(
+    xp: Any, engine: Any, ixp: Any, values: Any, start: Any, count: Any, op: str
+) -> Any:  # fmt: skip
+    """:func:`_contiguous_tree` from full blocks (where the engine sets
+    ``Engine.full_blocks``): a segment of rows ``s .. e`` whose block of level ``L =
+    bit_length(s ^ e)`` has its middle at ``m`` is ``left op right``, ``left`` the tree over
+    ``s .. m - 1`` (a suffix of the block's left half) and ``right`` over ``m .. e`` (a prefix
+    of its right half). The suffix is made of the aligned full blocks of the set bits of its
+    length ``m - s``, from ``s`` the smallest first, and its tree is ``((f0 op f1) op f2)
+    ...``; the prefix of those of ``e + 1 - m``, the largest first, and its tree is ``g0 op
+    (g1 op (... g_last))``. Both fold from their smallest block up (``op`` commutes bit for
+    bit), one block of each side a round; the segments run sorted by their rounds, so that a
+    round combines a prefix of them, and a side with fewer blocks takes the padding, which
+    changes no bit. A single row (``L = 0``) is its left side, its right side the padding.
+
+    A full block's tree is a perfect pairwise tree, ``P[l][b] = P[l - 1][2b] op P[l -
+    1][2b + 1]``: the pyramid is made densely chunk by chunk in one reused chunk-sized buffer
+    (blocks across two segments are made too and never read), and the blocks that the
+    rounds read are copied out of it into one array (:func:`_needed_blocks`). Returns
+    ``(segments, F)``, an empty segment's row the padding. The integer work runs in int32
+    where the rows' numbers fit."""
+    segments = start.shape[0]
+    inner = tuple(values.shape[1:])
+    if values.shape[0] < 2**31:
+        start, count = ixp.astype(start, ixp.int32), ixp.astype(count, ixp.int32)
+    pad = xp.full((1, *inner), padding(xp, op, values.dtype), dtype=values.dtype,
+                  device=device_for_new(values))  # fmt: skip
+    stop = start + ixp.maximum(count, ixp.ones_like(count)) - 1
+    level = bit_length(ixp, ixp.bitwise_xor(start, stop))
+    half = ixp.maximum(level - 1, ixp.zeros_like(level))
+    middle = ixp.where(level > 0,
+                       ixp.bitwise_left_shift(ixp.bitwise_right_shift(stop, half), half),
+                       stop + 1)  # fmt: skip
+    left, right = middle - start, stop + 1 - middle
+    rounds = ixp.zeros_like(left)
+    bits_left, bits_right = left, right
+    while True:  # rounds: the larger number of set bits of the two sides
+        busy = (bits_left | bits_right) != 0
+        if not bool(ixp.any(busy)):
+            break
+        rounds = rounds + ixp.astype(busy, rounds.dtype)
+        bits_left = bits_left & (bits_left - 1)
+        bits_right = bits_right & (bits_right - 1)
+    rounds = ixp.where(count > 0, rounds, ixp.zeros_like(rounds))
+    by_rounds = ixp.argsort(_small_ints(ixp, -rounds, 64), stable=True)
+    rounds = ixp.take(rounds, by_rounds)
+    active = [int(ixp.sum(rounds > j)) for j in range(int(rounds[0]) if segments else 0)]
+    if not active:
+        return xp.full((segments, *inner), padding(xp, op, values.dtype), dtype=values.dtype,
+                       device=device_for_new(values))  # fmt: skip
+    live = by_rounds[: active[0]]
+    position, middle = ixp.take(start, live), ixp.take(middle, live)
+    left, right = ixp.take(left, live), ixp.take(right, live)
+    levels, blocks = [], []  # each slot's block (-1: the padding): its level and number
+    for c in active:
+        position, middle, left, right = position[:c], middle[:c], left[:c], right[:c]
+        low_left, low_right = left & -left, right & -right
+        at_right = middle + right - low_right
+        size = ixp.concat([low_left, low_right])
+        lev = bit_length(ixp, size) - 1
+        at = ixp.bitwise_right_shift(ixp.concat([position, at_right]),
+                                     ixp.maximum(lev, ixp.zeros_like(lev)))  # fmt: skip
+        levels.append(lev)
+        blocks.append(at)
+        position = position + low_left
+        left, right = left - low_left, right - low_right
+    store, row = _needed_blocks(engine, ixp, values, ixp.concat(levels),
+                                ixp.concat(blocks), op, pad)  # fmt: skip
+    first = 2 * active[0]
+    rounds_buffer = engine.level_buffer(values, first + 1)  # (then the padding)
+    engine.take_rows_into(store, engine.tree_indices(row[:first]), rounds_buffer[:first])
+    engine.copy_into(pad, rounds_buffer[first:])
+    acc = xp.reshape(rounds_buffer[:first], (2, active[0], *inner))
+    if len(active) > 1:
+        taken = engine.level_buffer(values, 2 * active[1])
+        base = first
+        for c in active[1:]:
+            part = taken[: 2 * c]
+            engine.take_rows_into(store, engine.tree_indices(row[base : base + 2 * c]), part)
+            both = acc[:, :c]
+            engine.combine_into(op, both, xp.reshape(part, (2, c, *inner)), both)
+            base += 2 * c
+    engine.combine_into(op, acc[0], acc[1], acc[0])
+    # each segment's row of `rounds_buffer`: its total, or the padding after the rounds
+    rank = ixp.full(segments, first, dtype=start.dtype)
+    rank[live] = ixp.arange(active[0], dtype=start.dtype)
+    found = engine.level_buffer(values, segments)
+    engine.take_rows_into(rounds_buffer, engine.tree_indices(rank), found)
+    return found
+
+
+def _needed_blocks(
+    engine: Any, ixp: Any, values: Any, level: Any, block: Any, op: str, pad: Any
+) -> tuple[Any, Any]:  # fmt: skip
+    """``(store, row)``: the full blocks of `level` and number `block` (each slot's; level
+    -1 the padding) in one array `store`, the slot's at ``store[row]``: the padding first,
+    then single rows straight from `values`, then the blocks of each chunk of ``2**k`` rows
+    (:data:`CHUNK_BYTES`) from its pyramid (:func:`_chunk_pyramid`), then those of levels
+    above ``k`` from the pyramid over the chunks' tops."""
+    n = values.shape[0]
+    top = int(ixp.max(level))
+    k = max(1, min((n - 1).bit_length(),
+                   (CHUNK_BYTES // max(_row_bytes(values), 1)).bit_length() - 1))  # fmt: skip
+    size = 1 << k
+    chunks, full = (n + size - 1) // size, n // size
+    # Each slot's place: the padding, single rows, each chunk's blocks, the blocks above k.
+    place = ixp.bitwise_left_shift(block, ixp.maximum(level, ixp.zeros_like(level)))
+    group = ixp.where(level <= 0, level + 1, ixp.bitwise_right_shift(place, k) + 2)
+    group = ixp.where(level > k, chunks + 2, group)
+    order = ixp.argsort(_small_ints(ixp, group, chunks + 3), stable=True)
+    group = ixp.take(group, order)
+    bounds = [int(b) for b in searchsorted_positions(
+        ixp, group, ixp.arange(chunks + 4, dtype=group.dtype), "left")]  # fmt: skip
+    # a block's row in its chunk's pyramid: levels 1 .. k one after another
+    offsets = ixp.asarray([0, 0] + [size - (size >> (lev - 1)) for lev in range(1, k + 1)],
+                          dtype=level.dtype)  # fmt: skip
+    slots = ixp.take(block, order)
+    kept = bounds[1]  # one padding row for all the padded slots
+    row = ixp.empty_like(order)
+    row[order] = ixp.where(group == 0, 0, ixp.arange(order.shape[0], dtype=order.dtype)
+                           - (kept - min(kept, 1)))  # fmt: skip
+    store = engine.level_buffer(values, order.shape[0] - kept + min(kept, 1))
+    base = min(kept, 1)
+    if kept:
+        engine.copy_into(pad, store[:1])
+    if bounds[2] > bounds[1]:
+        engine.take_rows_into(values, engine.tree_indices(slots[bounds[1] : bounds[2]]),
+                              store[base : base + bounds[2] - bounds[1]])  # fmt: skip
+    pyramid = engine.level_buffer(values, size)
+    tops = engine.level_buffer(values, full) if top > k else None
+    first, last = bounds[2], bounds[chunks + 2]
+    lev = ixp.take(level, order[first:last])  # (levels 1 .. k)
+    chunk = group[first:last] - 2
+    within = ixp.take(offsets, lev + 1) + (
+        slots[first:last] - ixp.bitwise_left_shift(chunk, k - lev)
+    )
+    for c in range(chunks):
+        low, high = bounds[c + 2], bounds[c + 3]
+        if high == low and (tops is None or c >= full):
+            continue
+        made = _chunk_pyramid(engine, values[c * size : (c + 1) * size], pyramid, k,
+                              min(top, k), op)  # fmt: skip
+        if high > low:
+            into = store[base + low - bounds[1] : base + high - bounds[1]]
+            engine.take_rows_into(made, engine.tree_indices(within[low - first : high - first]),
+                                  into)  # fmt: skip
+        if tops is not None and c < full:
+            engine.copy_into(made[size - 2 : size - 1], tops[c : c + 1])
+    low, high = bounds[chunks + 2], bounds[chunks + 3]
+    if tops is None or high == low:
+        return store, row
+    lev = ixp.take(level, order[low:high])
+    upper = [0]  # levels k + 1 .. top of the pyramid over the tops
+    for lev_ in range(k + 1, top + 1):
+        upper.append(upper[-1] + (n >> lev_))
+    above = engine.level_buffer(values, upper[-1])
+    below = tops
+    for lev_ in range(k + 1, top + 1):
+        m = n >> lev_
+        here = above[upper[lev_ - k - 1] : upper[lev_ - k - 1] + m]
+        below = engine.combine_into(op, below[0 : 2 * m : 2], below[1 : 2 * m : 2], here)
+    at = ixp.take(ixp.asarray(upper[:-1], dtype=level.dtype), lev - k - 1) + slots[low:high]
+    engine.take_rows_into(above, engine.tree_indices(at),
+                          store[base + low - bounds[1] : base + high - bounds[1]])  # fmt: skip
+    return store, row
+
+
+def _chunk_pyramid(engine: Any, rows: Any, pyramid: Any, k: int, top: int, op: str) -> Any:
+    """The levels ``1 .. top`` of the pyramid over `rows` (at most ``2**k``), one after
+    another in `pyramid` (level ``l`` from row ``2**k - 2**(k - l + 1)``), as far as `rows`
+    fill them."""
+    size = 1 << k
+    below = rows
+    for lev in range(1, top + 1):
+        m = rows.shape[0] >> lev
+        if not m:
+            break
+        low = size - (size >> (lev - 1))
+        below = engine.combine_into(op, below[0 : 2 * m : 2], below[1 : 2 * m : 2],
+                                    pyramid[low : low + m])  # fmt: skip
+    return pyramid
 
 
 #: Rows of at least this many bytes take :func:`_indexed_levels` (where the engine writes
