@@ -139,10 +139,12 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
     array([50, 10])
     """
     if dim is None:  # PyTorch gathers from the flattened input, rejecting negatives
-        with renamed(_NAMES, _FLAT_WAYS):
-            engine = KEYED_ENGINES.get(type(input))
-            if engine is not None and type(indices) is type(input):  # (the common call)
-                flat_input, flat = _flat_array(engine, input), _flat_array(engine, indices)
+        with _FLAT_RENAMED:
+            if type(indices) is type(input) and type(input) in KEYED_ENGINES:  # (the common call)
+                # A keyed type's arrays (NumPy's, PyTorch's) reshape by their own method, as
+                # their namespace does, without its wrapper's call.
+                flat_input = input if input.ndim == 1 else input.reshape(-1)
+                flat = indices if indices.ndim == 1 else indices.reshape(-1)
             else:
                 # (Python values as data stay NumPy's, in their dtype, unless the index is
                 # an array of another namespace, whose arrays they then become, as the core
@@ -160,6 +162,7 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
 
 #: ``take_along_dim(dim=None)``'s ways out, and its gather's axis.
 _FLAT_WAYS = ways_out("portagather.compat.torch.take_along_dim", "gather_d")
+_FLAT_RENAMED = renamed(_NAMES, _FLAT_WAYS)  # (it keeps no state of a call: one for all)
 _AXIS_0 = (0,)
 
 
