@@ -63,6 +63,7 @@ from .._types import Reduction
 from .._values import check_python_values, is_array, python_values
 from ..engines import KEYED_ENGINES, engine_for
 from ._common import (
+    _RENAMED_TYPES,
     as_int,
     namespace_of,
     plan_gather_nd_from_end,
@@ -139,10 +140,13 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
     array([50, 10])
     """
     if dim is None:  # PyTorch gathers from the flattened input, rejecting negatives
-        with renamed(_NAMES, _FLAT_WAYS):
-            engine = KEYED_ENGINES.get(type(input))
-            if engine is not None and type(indices) is type(input):  # (the common call)
-                flat_input, flat = _flat_array(engine, input), _flat_array(engine, indices)
+        # (A try, not a with: the renamed context's enter and exit cost the flat call more.)
+        try:
+            if type(indices) is type(input) and type(input) in KEYED_ENGINES:  # (the common call)
+                # A keyed type's arrays (NumPy's, PyTorch's) reshape by their own method, as
+                # their namespace does, without its wrapper's call.
+                flat_input = input if input.ndim == 1 else input.reshape(-1)
+                flat = indices if indices.ndim == 1 else indices.reshape(-1)
             else:
                 # (Python values as data stay NumPy's, in their dtype, unless the index is
                 # an array of another namespace, whose arrays they then become, as the core
@@ -153,6 +157,9 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
             route, flat_input, flat = gather_call(_GATHER_FLAT, flat_input, flat, _AXIS_0,
                                                   "error", 0)  # fmt: skip
             return _api.gather_route(route, flat_input, flat, _GATHER_FLAT, _AXIS_0)
+        except _RENAMED_TYPES as err:
+            _FLAT_RENAMED.__exit__(type(err), err, err.__traceback__)  # raises it renamed
+            raise
     front = "portagather.compat.torch.take_along_dim"
     with renamed(_NAMES, ways_out(front, "take_along_axis")):
         return _api.take_along_axis(input, indices, axis=dim)
@@ -160,6 +167,7 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
 
 #: ``take_along_dim(dim=None)``'s ways out, and its gather's axis.
 _FLAT_WAYS = ways_out("portagather.compat.torch.take_along_dim", "gather_d")
+_FLAT_RENAMED = renamed(_NAMES, _FLAT_WAYS)  # (it keeps no state of a call: one for all)
 _AXIS_0 = (0,)
 
 
