@@ -644,3 +644,30 @@ def test_deterministic_tree_under_vmap_and_jit_is_the_reference_tree(op, order):
         assert got.tobytes() == want.tobytes()
     got = np.asarray(jax.jit(tree)(jnp.asarray(data[0]), jnp.asarray(ids[0])))
     assert got.tobytes() == want[0].tobytes()
+
+
+@pytest.mark.parametrize(
+    ("name", "deterministic"),
+    [*((name, False) for name in DIVIDED), ("segment_mean", True)],
+)
+def test_a_division_by_counts_under_vmap_of_the_data_has_the_eager_bits(name, deterministic):
+    """Under ``jax.vmap`` over the data alone the counts (of ids that are not batched) are not
+    batched, and a division by them would be by a broadcast divisor, which XLA turns into a
+    product with its reciprocal; the divisor is tied to the data (``_arrays.tied``), so each
+    example has the bits of its own NumPy call (a mean's infinity included)."""
+    function = getattr(pg, name)
+    options = {"deterministic": True} if deterministic else {}
+    rng = np.random.default_rng(11)
+    data = rng.standard_normal((3, 40, 4)).astype(np.float32)
+    if name == "segment_mean":  # (a variance of an infinity is NaN, with NumPy's warning)
+        data[1, 3, 2] = np.inf
+    ids = rng.integers(0, 6, 40)
+    ids[ids == 4] = 5  # segment 4 empty
+    ids_jax = jnp.asarray(ids)
+
+    def reduced(d):
+        return function(d, ids_jax, 6, bad_indices="unchecked", **options)
+
+    own = np.stack([np.asarray(function(data[b], ids, 6, **options)) for b in range(3)])
+    for run in (jax.vmap(reduced), jax.jit(jax.vmap(reduced))):
+        assert np.asarray(run(jnp.asarray(data))).tobytes() == own.tobytes()

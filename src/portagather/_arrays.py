@@ -181,6 +181,18 @@ def mean_division(xp: Any, engine: Any, data: Any) -> tuple[str, Any]:
     return "plain", dtype
 
 
+def tied(xp: Any, divisor: Any, like: Any) -> Any:
+    """`divisor` (floating, of `like`'s shape and dtype) made to depend on `like` with no bit
+    changed, for a traced division (JAX): under ``jax.vmap`` a divisor that depends only on
+    ids that are not batched stays unbatched and is broadcast over the batch, and XLA turns a
+    division by a broadcast into a product with its reciprocal (not one rounding). Adding
+    ``like * 0`` where `like` is finite (``+-0``; 0 elsewhere) leaves every divisor as it is
+    (``+0 + -0`` is ``+0``) and ties it to the batched data. Traced values only: NumPy would
+    warn at ``inf * 0``, which the ``where`` discards."""
+    zero = xp.where(xp.isfinite(like), like * 0, xp.zeros_like(like))
+    return divisor + zero
+
+
 def divided_mean(
     xp: Any, total: Any, count: Any, division: str, divide_in: Any, gathered: bool = False
 ) -> Any:  # fmt: skip
@@ -194,8 +206,11 @@ def divided_mean(
         quotient = xp.floor_divide(xp.astype(total, divide_in), xp.astype(count, divide_in))
         return xp.astype(quotient, dtype)
     if division == "widened":
-        return xp.astype(xp.astype(total, divide_in) / xp.astype(count, divide_in), dtype)
-    return total / xp.astype(count, dtype)
+        total = xp.astype(total, divide_in)
+        count = xp.astype(count, divide_in)
+        return xp.astype(total / (tied(xp, count, total) if gathered else count), dtype)
+    count = xp.astype(count, dtype)
+    return total / (tied(xp, count, total) if gathered else count)
 
 
 def _unsigned_wide(xp: Any) -> Any:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ._arrays import divisor, dtype_kind
+from ._arrays import divisor, dtype_kind, tied
 from ._indices import normalize, resolve_default
 from .engines.scatter import flat_targets, target_axes
 from .engines.tree import PADDING, combine, widened
@@ -81,7 +81,10 @@ def tree_segments(
         # does to a real one, but XLA would fold that away
         total = xp.where(total == 0, xp.zeros_like(total), total)
     if route.reduce == "mean":
-        total = total / xp.astype(divisor(xp, count, total, gathered=True), total.dtype)
+        divided_by = xp.astype(divisor(xp, count, total, gathered=True), total.dtype)
+        if engine.index_access(total) == "trace":  # (under vmap too: one rounding)
+            divided_by = tied(xp, divided_by, total)
+        total = total / divided_by
     result = xp.reshape(total, route.result_shape)
     if result.dtype != route.dtype:
         result = xp.astype(result, route.dtype)  # the one rounding of float16 and bfloat16

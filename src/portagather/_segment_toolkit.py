@@ -25,6 +25,7 @@ from ._arrays import (
     dtype_name,
     per_segment,
     reduction_identity,
+    tied,
 )
 from ._dtypes import check_reduce_dtype
 from ._errors import raise_first_bad
@@ -459,11 +460,14 @@ def _var(
         count = seg.count()
         total = seg.reduce(data, "sum")
         traced = seg.engine.index_access(total) == "trace"  # (gathered divisors: as eager)
-        mean = total / xp.astype(divisor(xp, count, total, traced), data.dtype)
+        divided_by = xp.astype(divisor(xp, count, total, traced), data.dtype)
+        mean = total / (tied(xp, divided_by, total) if traced else divided_by)
         deviation = data - seg.spread(mean)
         squares = seg.reduce(deviation * deviation, "sum")
     traced = seg.engine.index_access(squares) == "trace"
     freedom = xp.astype(per_segment(xp, count, squares, traced), data.dtype) - correction
+    if traced:  # (one rounding under vmap too)
+        freedom = tied(xp, freedom, squares)
     some = freedom > 0
     result = xp.where(some, squares / xp.where(some, freedom, xp.ones_like(freedom)),
                       xp.full_like(squares, math.nan))  # fmt: skip
