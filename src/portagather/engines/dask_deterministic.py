@@ -196,12 +196,14 @@ def _block_partial(
         values, slots = [xp.concat(values, axis=0)], [xp.concat(slots, axis=0)]
     engine = _block_engine(xp)
     values, slots = values[0], slots[0]
-    held = slots < segments
-    if not bool(xp.any(held)):
-        return 0, values[:0], xp.zeros((0,), dtype=xp.int64, device=aac.device(slots))
     low = int(xp.min(slots))
-    high = int(xp.max(xp.where(held, slots, xp.zeros_like(slots)))) + 1
-    if (low, high) != (0, segments):
+    if low == segments:  # no row of a segment
+        return 0, values[:0], xp.zeros((0,), dtype=xp.int64, device=aac.device(slots))
+    high = int(xp.max(slots)) + 1
+    if high > segments:  # rows of no segment: the range ends at the highest segment
+        high = int(xp.max(xp.where(slots < segments, slots, low))) + 1
         slots = xp.minimum(slots - low, high - low)
+    elif low:
+        slots = slots - low
     partial, count = engine.tree_partials(values, slots, high - low, op, in_order)
     return low, partial, xp.astype(count, xp.int64)
