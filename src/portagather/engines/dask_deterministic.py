@@ -201,7 +201,7 @@ def _block_partial(
         return 0, values[:0], xp.zeros((0,), dtype=xp.int64, device=aac.device(slots))
     high = int(xp.max(slots)) + 1
     if high > segments:  # rows of no segment: the range ends at the highest segment
-        high = int(xp.max(xp.where(slots < segments, slots, low))) + 1
+        high = int(xp.max(xp.where(slots < segments, slots, xp.full_like(slots, low)))) + 1
         slots = xp.minimum(slots - low, high - low)
     elif low:
         slots = slots - low
