@@ -1,4 +1,4 @@
-"""Dask's plan of the deterministic tree (``_deterministic``): dense partials of aligned
+"""Dask's plan of the deterministic tree (``_deterministic``): partials of aligned
 power-of-two blocks of rows, combined in the same tree.
 
 The tree over row positions splits at every aligned block of ``2**k`` positions. So the rows
@@ -8,7 +8,10 @@ dense partial of every segment, the padding (``-0.0``, ``1``) where a block hold
 rows, and the partials of blocks ``2i`` and ``2i + 1`` are combined, level by level (a last
 odd one passes up alone: combining it with a block of padding would change no bit). The
 result is the tree's, whatever the caller's chunks. The counts are integers, added the same
-way.
+way. A partial is held over its block's range of segments only (:data:`Sparse`), the
+padding outside it left implicit: combining two partials adds where their ranges overlap
+and concatenates elsewhere (the same bits), and the last task spreads the result over every
+segment. Sorted ids make a block's range, and so its partial and their combination, small.
 
 Few tasks: each block's task takes the caller's chunks that overlap it and cuts its rows
 out itself (no rechunk, whose split and merge tasks cost more than they move), and each
@@ -18,6 +21,7 @@ levels of the tree) through its levels at once, the partial and the count togeth
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import array_api_compat as aac
@@ -27,7 +31,7 @@ from dask.delayed import delayed
 
 from .base import Engine
 from .numpy import NumPyEngine
-from .tree import combine
+from .tree import combine, padding
 
 #: The fewest rows of a chunk: smaller chunks cost more partials than they save.
 _FEWEST_ROWS = 2**12
@@ -65,9 +69,12 @@ def dask_tree_partials(
             if starts[j] < high and starts[j + 1] > low
         ]  # fmt: skip
         level.append(delayed(_block_partial, pure=True)(pieces, segments, op, in_order))
+    if len(level) == 1:  # one block: its partial made dense over the segments
+        level = [delayed(_combined, pure=True)(level, op, segments)]
     while len(level) > 1:
+        top = len(level) <= _FAN_IN  # the last task: its partial dense over the segments
         level = [
-            delayed(_combined, pure=True)(level[k : k + _FAN_IN], op)
+            delayed(_combined, pure=True)(level[k : k + _FAN_IN], op, segments if top else 0)
             for k in range(0, len(level), _FAN_IN)
         ]
     both = level[0]
@@ -80,18 +87,83 @@ def dask_tree_partials(
 _FAN_IN = 8
 
 
-def _combined(partials: list[tuple[Any, Any]], op: str) -> tuple[Any, Any]:
-    """The tree's levels over consecutive ``(partial, count)`` pairs, the first of an aligned
-    group: blocks ``2i`` and ``2i + 1`` combined by `op`, a last odd one passing up alone."""
+#: A block's partial: ``(first, partial, count)``, the segments ``first .. first + m - 1``
+#: (``m`` the partial's rows: the range from the block's lowest segment to its highest), the
+#: padding and ``0`` in a segment of the range that the block does not hold.
+Sparse = tuple[int, Any, Any]
+
+
+def _combined(partials: list[Sparse], op: str, segments: int) -> Any:
+    """The tree's levels over consecutive partials, the first of an aligned group: blocks
+    ``2i`` and ``2i + 1`` combined by `op` (:func:`_joined`), a last odd one passing up
+    alone. With `segments` (the last task), the ``(partial, count)`` dense over them."""
     while len(partials) > 1:
-        paired = [
-            (combine(op, a[0], b[0]), a[1] + b[1])
-            for a, b in zip(partials[0:-1:2], partials[1::2], strict=True)
-        ]
+        paired = [_joined(a, b, op) for a, b in zip(partials[0:-1:2], partials[1::2], strict=True)]
         if len(partials) % 2:
             paired.append(partials[-1])
         partials = paired
-    return partials[0]
+    if not segments:
+        return partials[0]
+    first, partial, count = partials[0]
+    pad = padding(_xp(partial), op, partial.dtype)
+    return _spread(first, partial, segments, pad), _spread(first, count, segments, 0)
+
+
+def _xp(x: Any) -> Any:
+    """The namespace of the block array `x`."""
+    return aac.array_namespace(x)
+
+
+def _spread(first: int, x: Any, size: int, fill: float | complex) -> Any:
+    """`x` (the rows ``first .. first + m - 1``) within ``size`` rows, `fill` elsewhere."""
+    m = x.shape[0]
+    if first == 0 and m == size:
+        return x
+    return _concat([_filled(x, first, fill), x, _filled(x, size - first - m, fill)])
+
+
+def _filled(like: Any, rows: int, fill: float | complex) -> Any:
+    """``rows`` rows of `fill`, of the shape and dtype of `like`'s rows."""
+    xp = _xp(like)
+    return xp.full((rows, *like.shape[1:]), fill, dtype=like.dtype, device=aac.device(like))
+
+
+def _concat(parts: list[Any]) -> Any:
+    """The non-empty `parts` one after the other (one of them as it is)."""
+    parts = [p for p in parts if p.shape[0]] or parts[:1]
+    return parts[0] if len(parts) == 1 else _xp(parts[0]).concat(parts, axis=0)
+
+
+def _joined(a: Sparse, b: Sparse, op: str) -> Sparse:
+    """The partial of blocks ``2i`` (`a`) and ``2i + 1`` (`b`): ``a op b`` where both hold a
+    segment's range, the one that does elsewhere (``x op padding`` would be ``x``, bit for
+    bit), the padding in a gap between them; the counts the same way, added."""
+    (fa, pa, ca), (fb, pb, cb) = a, b
+    if not pa.shape[0]:
+        return b
+    if not pb.shape[0]:
+        return a
+    ea, eb = fa + pa.shape[0], fb + pb.shape[0]
+    if (fa, ea) == (fb, eb):
+        return fa, combine(op, pa, pb), ca + cb
+    cuts = sorted({fa, ea, fb, eb})
+    pad = padding(_xp(pa), op, pa.dtype)
+    values, counts = [], []
+    for low, high in itertools.pairwise(cuts):
+        in_a, in_b = fa <= low < ea, fb <= low < eb
+        if in_a and in_b:
+            values.append(combine(op, pa[low - fa : high - fa], pb[low - fb : high - fb]))
+            counts.append(ca[low - fa : high - fa] + cb[low - fb : high - fb])
+        elif in_a:
+            values.append(pa[low - fa : high - fa])
+            counts.append(ca[low - fa : high - fa])
+        elif in_b:
+            values.append(pb[low - fb : high - fb])
+            counts.append(cb[low - fb : high - fb])
+        else:
+            values.append(_filled(pa, high - low, pad))
+            counts.append(_filled(ca, high - low, 0))
+    return cuts[0], _concat(values), _concat(counts)
 
 
 def _block_engine(xp: Any) -> Engine:
@@ -111,15 +183,27 @@ _NUMPY: NumPyEngine | None = None
 
 def _block_partial(
     pieces: list[tuple[Any, Any, int, int]], segments: int, op: str, in_order: bool
-) -> tuple[Any, Any]:  # fmt: skip
-    """One aligned block's partial and counts, by the engine of its blocks' namespace: its
-    rows cut out of the caller's chunks that overlap it (`pieces`: each chunk of values and
-    of slots, with the block's first and last row within it)."""
+) -> Sparse:
+    """One aligned block's partial (:data:`Sparse`), by the engine of its blocks' namespace:
+    its rows cut out of the caller's chunks that overlap it (`pieces`: each chunk of values
+    and of slots, with the block's first and last row within it). The partial covers the
+    range of the block's segments only (sorted ids touch few): its slots less the lowest,
+    the rows of no segment (`segments`) marked by the range's size."""
     xp = aac.array_namespace(pieces[0][0], pieces[0][1])
     values = [v[a:b] if (a, b) != (0, v.shape[0]) else v for v, _, a, b in pieces]
     slots = [s[a:b] if (a, b) != (0, s.shape[0]) else s for _, s, a, b in pieces]
     if len(pieces) > 1:
         values, slots = [xp.concat(values, axis=0)], [xp.concat(slots, axis=0)]
     engine = _block_engine(xp)
-    partial, count = engine.tree_partials(values[0], slots[0], segments, op, in_order)
-    return partial, xp.astype(count, xp.int64)
+    values, slots = values[0], slots[0]
+    low = int(xp.min(slots))
+    if low == segments:  # no row of a segment
+        return 0, values[:0], xp.zeros((0,), dtype=xp.int64, device=aac.device(slots))
+    high = int(xp.max(slots)) + 1
+    if high > segments:  # rows of no segment: the range ends at the highest segment
+        high = int(xp.max(xp.where(slots < segments, slots, xp.full_like(slots, low)))) + 1
+        slots = xp.minimum(slots - low, high - low)
+    elif low:
+        slots = slots - low
+    partial, count = engine.tree_partials(values, slots, high - low, op, in_order)
+    return low, partial, xp.astype(count, xp.int64)
