@@ -115,8 +115,8 @@ def dtype_kind(xp: Any, dtype: Any) -> str | None:
 
 #: Each reduction's name in the scatters (``reduce=``) and the front ends' names for it.
 _REDUCTION_NAMES = {
-    "sum": "add", "mean": "add", "add": "add", "prod": "multiply", "multiply": "multiply",
-    "max": "max", "amax": "max", "min": "min", "amin": "min",
+    "sum": "add", "mean": "add", "sqrt_n": "add", "add": "add", "prod": "multiply",
+    "multiply": "multiply", "max": "max", "amax": "max", "min": "min", "amin": "min",
 }  # fmt: skip
 
 
@@ -211,6 +211,36 @@ def divided_mean(
         return xp.astype(total / (tied(xp, count, total) if gathered else count), dtype)
     count = xp.astype(count, dtype)
     return total / (tied(xp, count, total) if gathered else count)
+
+
+def divided_sqrt_n(xp: Any, total: Any, count: Any) -> Any:
+    """`total` (a floating or complex segment sum) over the square root of `count` (its rows
+    per segment; at least 1: an empty segment's 0 stays 0), in `total`'s dtype: TensorFlow's
+    ``unsorted_segment_sqrt_n``. The root is taken once per segment and divides along the
+    inner axes by broadcasting: the same bits as dividing by the root of a count repeated
+    along them, elementwise. On JAX the root is of the count repeated along them
+    (:func:`divisor`): XLA turns a division by a broadcast value into a product with its
+    reciprocal, another rounding than the elementwise division of the other backends."""
+    inner = total.ndim - count.ndim
+    if inner and _repeats_divisor(total):
+        return total / xp.sqrt(xp.astype(divisor(xp, count, total), total.dtype))
+    root = xp.sqrt(xp.astype(xp.maximum(count, xp.ones_like(count)), total.dtype))
+    if inner:
+        root = xp.reshape(root, (*count.shape, *(1,) * inner))
+    return total / root
+
+
+def _repeats_divisor(total: Any) -> bool:
+    """Whether `total`'s divisor is repeated along its inner axes before it divides (JAX's
+    arrays: :func:`divided_sqrt_n`), kept per array type."""
+    kind = type(total)
+    found = _REPEATS_DIVISOR.get(kind)
+    if found is None:
+        found = _REPEATS_DIVISOR[kind] = aac.is_jax_array(total)
+    return found
+
+
+_REPEATS_DIVISOR: dict[type, bool] = {}
 
 
 def _unsigned_wide(xp: Any) -> Any:
