@@ -102,7 +102,7 @@ def _cases(lib: str) -> list[tuple[str, Callable[[], Any], Callable[[], Any], bo
     cases.append(("tf.math.unsorted_segment_sqrt_n",
                   lambda: tf.math.unsorted_segment_sqrt_n(data, ids, 4),
                   unsorted("sqrt_n", floating=True), True))  # fmt: skip
-    cases.append(("  (vs the sum with its count)",
+    cases.append(("  (sqrt_n vs the sum with its count)",
                   lambda: tf.math.unsorted_segment_sqrt_n(data, ids, 4),
                   unsorted("sqrt_n", with_count=True, floating=True), False))  # fmt: skip
     for reduce in ("sum", "max", "min", "prod"):

@@ -222,25 +222,41 @@ def divided_sqrt_n(xp: Any, total: Any, count: Any) -> Any:
     (:func:`divisor`): XLA turns a division by a broadcast value into a product with its
     reciprocal, another rounding than the elementwise division of the other backends."""
     inner = total.ndim - count.ndim
-    if inner and _repeats_divisor(total):
+    way = _root_way(total)
+    if inner and way == "repeated":
         return total / xp.sqrt(xp.astype(divisor(xp, count, total), total.dtype))
-    root = xp.sqrt(xp.astype(xp.maximum(count, xp.ones_like(count)), total.dtype))
+    if way == "numpy":  # (NumPy's and PyTorch's own calls: the namespace's, unwrapped)
+        root = np.sqrt(np.maximum(count, 1).astype(total.dtype))
+    elif way == "torch":
+        root = count.clamp(min=1).to(total.dtype).sqrt()
+    else:
+        root = xp.sqrt(xp.astype(xp.maximum(count, xp.ones_like(count)), total.dtype))
     if inner:
         root = xp.reshape(root, (*count.shape, *(1,) * inner))
     return total / root
 
 
-def _repeats_divisor(total: Any) -> bool:
-    """Whether `total`'s divisor is repeated along its inner axes before it divides (JAX's
-    arrays: :func:`divided_sqrt_n`), kept per array type."""
+def _root_way(total: Any) -> str:
+    """How :func:`divided_sqrt_n` takes the root of `total`'s count: ``"repeated"`` along the
+    inner axes first (JAX's arrays), by NumPy's functions or PyTorch's methods (their
+    arrays: the same calls as their namespaces', without the wrapper's), else by the
+    namespace's; kept per array type."""
     kind = type(total)
-    found = _REPEATS_DIVISOR.get(kind)
+    found = _ROOT_WAYS.get(kind)
     if found is None:
-        found = _REPEATS_DIVISOR[kind] = aac.is_jax_array(total)
+        if aac.is_jax_array(total):
+            found = "repeated"
+        elif kind is np.ndarray:
+            found = "numpy"
+        elif aac.is_torch_array(total):
+            found = "torch"
+        else:
+            found = "namespace"
+        _ROOT_WAYS[kind] = found
     return found
 
 
-_REPEATS_DIVISOR: dict[type, bool] = {}
+_ROOT_WAYS: dict[type, str] = {}
 
 
 def _unsigned_wide(xp: Any) -> Any:
