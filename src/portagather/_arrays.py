@@ -225,15 +225,15 @@ def divided_sqrt_n(xp: Any, total: Any, count: Any) -> Any:
     way = _root_way(total)
     if inner and way == "repeated":
         return total / xp.sqrt(xp.astype(divisor(xp, count, total), total.dtype))
+    shape = (*count.shape, *(1,) * inner)
     if way == "numpy":  # (NumPy's and PyTorch's own calls: the namespace's, unwrapped)
         root = np.sqrt(np.maximum(count, 1).astype(total.dtype))
-    elif way == "torch":
+        return total / (root.reshape(shape) if inner else root)
+    if way == "torch":
         root = count.clamp(min=1).to(total.dtype).sqrt()
-    else:
-        root = xp.sqrt(xp.astype(xp.maximum(count, xp.ones_like(count)), total.dtype))
-    if inner:
-        root = xp.reshape(root, (*count.shape, *(1,) * inner))
-    return total / root
+        return total / (root.reshape(shape) if inner else root)
+    root = xp.sqrt(xp.astype(xp.maximum(count, xp.ones_like(count)), total.dtype))
+    return total / (xp.reshape(root, shape) if inner else root)
 
 
 def _root_way(total: Any) -> str:
