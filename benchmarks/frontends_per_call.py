@@ -12,7 +12,8 @@ against two trees to compare them::
 "The core call it makes" is the call into ``portagather._api`` (or the public function) that
 the front end hands its arguments to, with the same options: TensorFlow's and MindSpore's
 unsorted segment reductions ``segment_reduce(..., bad_indices="", drop_negative=True)``
-(``sqrt_n`` the sum with its count; the mean of floats the core's mean), TensorFlow's sorted
+(``sqrt_n`` the core's private ``"sqrt_n"``, the sum divided by its count's root, and
+beside it the sum with its count; the mean of floats the core's mean), TensorFlow's sorted
 ones ``segment_reduce(..., None, indices_are_sorted=True, sorted_vector=True)`` (the max and
 the min with their count), ``tensor_scatter_nd_sub`` the add of ``scatter_nd`` under TensorFlow's
 default policy, PyTorch's ``segment_reduce`` ``segment_csr`` (``offsets=``; ``lengths=`` the
@@ -99,6 +100,9 @@ def _cases(lib: str) -> list[tuple[str, Callable[[], Any], Callable[[], Any], bo
                   lambda: tf.math.unsorted_segment_mean(data, ids, 4), unsorted("mean"),
                   True))  # fmt: skip
     cases.append(("tf.math.unsorted_segment_sqrt_n",
+                  lambda: tf.math.unsorted_segment_sqrt_n(data, ids, 4),
+                  unsorted("sqrt_n", floating=True), True))  # fmt: skip
+    cases.append(("  (sqrt_n vs the sum with its count)",
                   lambda: tf.math.unsorted_segment_sqrt_n(data, ids, 4),
                   unsorted("sqrt_n", with_count=True, floating=True), False))  # fmt: skip
     for reduce in ("sum", "max", "min", "prod"):

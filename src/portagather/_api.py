@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ._arrays import Unread, divided_mean, fill_array
+from ._arrays import Unread, divided_mean, divided_sqrt_n, fill_array
 from ._deterministic import tree_scatter, tree_segments
 from ._errors import raise_first_bad
 from ._indices import IndexAccess, all_in_range, judge_ranges, normalize, resolve_default, to_wide
@@ -244,7 +244,9 @@ def segment_reduce(
     drop_negative: bool = False, with_count: bool = False, function: str,
     sorted_vector: bool = False, floating: bool = False, deterministic: object = False,
 ) -> Any:  # fmt: skip
-    """The segment reduction `reduce` (one of :data:`SEGMENT_REDUCTIONS`).
+    """The segment reduction `reduce` (one of :data:`SEGMENT_REDUCTIONS`, or ``"sqrt_n"``, the
+    sum over its count's square root: TensorFlow's ``unsorted_segment_sqrt_n``, with
+    `floating`).
 
     For the compat front ends: `drop_negative` drops the rows of negative ids and keeps the
     policy for ids past the end, and starts a floating max (min) from the dtype's lowest
@@ -274,6 +276,8 @@ def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = F
             result, count = found
             if scatters.too_large:
                 result = _enforce_too_large(route, scatters, access, ids, result)
+            if route.reduce == "sqrt_n":
+                result = divided_sqrt_n(route.xp, result, count)
             return (result, count) if with_count else result
     planned = None
     own_plan = route.engine.segment_plan  # (Dask's by size)
@@ -298,6 +302,8 @@ def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = F
         result = divided_mean(
             route.xp, result, count, route.division, route.division_dtype, gathered=traced
         )
+    elif route.reduce == "sqrt_n":
+        result = divided_sqrt_n(route.xp, result, count)
     return (result, count) if with_count else result
 
 

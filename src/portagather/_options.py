@@ -94,8 +94,12 @@ _CSR_DTYPES = {
 }  # fmt: skip
 
 
-#: The scatter reduction behind each segment reduction (the mean is a sum over a count).
-SEGMENT_SCATTERS = {"sum": "add", "mean": "add", "max": "max", "min": "min", "prod": "multiply"}
+#: The scatter reduction behind each segment reduction (the mean is a sum over a count), and
+#: behind ``"sqrt_n"``, a sum over its count's square root: no public reduction, TensorFlow's
+#: ``unsorted_segment_sqrt_n``'s one core call (floating data, ``_api.segment_reduce``).
+SEGMENT_SCATTERS = {
+    "sum": "add", "mean": "add", "max": "max", "min": "min", "prod": "multiply", "sqrt_n": "add",
+}  # fmt: skip
 
 
 _CSR_POLICIES = {"error": "error", "ERROR": "error", "unchecked": "unchecked"}

@@ -553,7 +553,7 @@ def segment_call(
     xp, as_values = pair.xp, pair.from_values[1]
     pair.check_index_dtype()
     check_segment_dtype(xp, reduce, data.dtype, function, floating)
-    if tree and reduce != "sum" and dtype_kind(xp, data.dtype) == "complex floating":
+    if tree and reduce not in _COMPLEX_TREES and dtype_kind(xp, data.dtype) == "complex floating":
         msg = (
             f"{function}(deterministic=True) takes real data (complex sums only: backends "
             "multiply and divide complex numbers by formulas of their own, whose last bits "
@@ -609,8 +609,10 @@ _SEGMENT_KEY = options_key(segment_call, ("data", "segment_ids"), scalars=("num_
 #: The dtype kinds that have gradients.
 _DIFFERENTIABLE = ("real floating", "complex floating")
 
-#: The segment reductions that ``deterministic=True`` orders (the others pick one row).
-_TREE_REDUCTIONS = ("sum", "mean", "prod")
+#: The segment reductions that ``deterministic=True`` orders (the others pick one row), and
+#: those it orders for complex data (sums, divided by nothing the backends compute apart).
+_TREE_REDUCTIONS = ("sum", "mean", "prod", "sqrt_n")
+_COMPLEX_TREES = ("sum", "sqrt_n")
 
 #: The index accesses whose policies differ for TensorFlow's default (``resolve_default``):
 #: one that reads the ids' values now, and one that cannot.
@@ -629,7 +631,7 @@ def _segment_route(
     widest integer of the ids' device), with the scatters of every policy that `policy`
     resolves to (``_api.segment_scatters``)."""
     dtype = data.dtype
-    counting = counting or reduce == "mean"
+    counting = counting or reduce in ("mean", "sqrt_n")
     division, division_dtype = ("", None)
     if reduce == "mean":
         division, division_dtype = mean_division(xp, engine, data)

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import array_api_compat as aac
 import numpy as np
 
 from .._api import segment_reduce
@@ -281,37 +280,11 @@ _FLOAT_DIVISIONS: dict[tuple[Any, Any], tuple[str, Any] | None] = {}
 def _unsorted_sqrt_n(
     data: Any, segment_ids: Any, num_segments: Any, function: str, deterministic: bool = False
 ) -> Any:
-    """The sum and the count of one core call (floating and complex data only), the sum over
-    the count's square root (at least 1: an empty segment's 0 stays 0). The root is taken
-    once per segment and divides along the inner axes by broadcasting: the same bits as
-    dividing by the root of a count repeated along them, elementwise."""
-    total, count = unsorted_segment(
-        data, segment_ids, num_segments, "sum", function, with_count=True, floating=True,
-        deterministic=deterministic,
-    )  # fmt: skip
-    xp = namespace_of(total)
-    inner = total.ndim - count.ndim
-    if inner and _repeats_divisor(total):
-        return total / xp.sqrt(xp.astype(divisor(xp, count, total), total.dtype))
-    root = xp.sqrt(xp.astype(xp.maximum(count, xp.ones_like(count)), total.dtype))
-    if inner:
-        root = xp.reshape(root, (*count.shape, *(1,) * inner))
-    return total / root
-
-
-def _repeats_divisor(total: Any) -> bool:
-    """Whether `total`'s divisor is repeated along its inner axes before it divides: on JAX,
-    whose XLA turns a division by a broadcast value into a product with its reciprocal
-    (another rounding than the elementwise division of the other backends), kept per array
-    type."""
-    kind = type(total)
-    found = _REPEATS_DIVISOR.get(kind)
-    if found is None:
-        found = _REPEATS_DIVISOR[kind] = aac.is_jax_array(total)
-    return found
-
-
-_REPEATS_DIVISOR: dict[type, bool] = {}
+    """One core call (floating and complex data only): the sum over its count's square root
+    (at least 1: an empty segment's 0 stays 0), divided by the core as its mean is
+    (:func:`~portagather._arrays.divided_sqrt_n`)."""
+    return unsorted_segment(data, segment_ids, num_segments, "sqrt_n", function, floating=True,
+                            deterministic=deterministic)  # fmt: skip
 
 
 def _float_for(xp: Any, dtype: Any) -> Any:
