@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ._arrays import Unread, divided_mean, divided_sqrt_n, fill_array
+from ._arrays import Unread, divided_mean, fill_array
 from ._deterministic import tree_scatter, tree_segments
 from ._errors import raise_first_bad
 from ._indices import IndexAccess, all_in_range, judge_ranges, normalize, resolve_default, to_wide
@@ -277,7 +277,7 @@ def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = F
             if scatters.too_large:
                 result = _enforce_too_large(route, scatters, access, ids, result)
             if route.reduce == "sqrt_n":
-                result = divided_sqrt_n(route.xp, result, count)
+                result = route.engine.divided_by_root(result, count)
             return (result, count) if with_count else result
     planned = None
     own_plan = route.engine.segment_plan  # (Dask's by size)
@@ -303,7 +303,7 @@ def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = F
             route.xp, result, count, route.division, route.division_dtype, gathered=traced
         )
     elif route.reduce == "sqrt_n":
-        result = divided_sqrt_n(route.xp, result, count)
+        result = route.engine.divided_by_root(result, count)
     return (result, count) if with_count else result
 
 

@@ -213,52 +213,6 @@ def divided_mean(
     return total / (tied(xp, count, total) if gathered else count)
 
 
-def divided_sqrt_n(xp: Any, total: Any, count: Any) -> Any:
-    """`total` (a floating or complex segment sum) over the square root of `count` (its rows
-    per segment; at least 1: an empty segment's 0 stays 0), in `total`'s dtype: TensorFlow's
-    ``unsorted_segment_sqrt_n``. The root is taken once per segment and divides along the
-    inner axes by broadcasting: the same bits as dividing by the root of a count repeated
-    along them, elementwise. On JAX the root is of the count repeated along them
-    (:func:`divisor`): XLA turns a division by a broadcast value into a product with its
-    reciprocal, another rounding than the elementwise division of the other backends."""
-    inner = total.ndim - count.ndim
-    way = _root_way(total)
-    if inner and way == "repeated":
-        return total / xp.sqrt(xp.astype(divisor(xp, count, total), total.dtype))
-    shape = (*count.shape, *(1,) * inner)
-    if way == "numpy":  # (NumPy's and PyTorch's own calls: the namespace's, unwrapped)
-        root = np.sqrt(np.maximum(count, 1).astype(total.dtype))
-        return total / (root.reshape(shape) if inner else root)
-    if way == "torch":
-        root = count.clamp(min=1).to(total.dtype).sqrt()
-        return total / (root.reshape(shape) if inner else root)
-    root = xp.sqrt(xp.astype(xp.maximum(count, xp.ones_like(count)), total.dtype))
-    return total / (xp.reshape(root, shape) if inner else root)
-
-
-def _root_way(total: Any) -> str:
-    """How :func:`divided_sqrt_n` takes the root of `total`'s count: ``"repeated"`` along the
-    inner axes first (JAX's arrays), by NumPy's functions or PyTorch's methods (their
-    arrays: the same calls as their namespaces', without the wrapper's), else by the
-    namespace's; kept per array type."""
-    kind = type(total)
-    found = _ROOT_WAYS.get(kind)
-    if found is None:
-        if aac.is_jax_array(total):
-            found = "repeated"
-        elif kind is np.ndarray:
-            found = "numpy"
-        elif aac.is_torch_array(total):
-            found = "torch"
-        else:
-            found = "namespace"
-        _ROOT_WAYS[kind] = found
-    return found
-
-
-_ROOT_WAYS: dict[type, str] = {}
-
-
 def _unsigned_wide(xp: Any) -> Any:
     """The widest unsigned integer dtype of the namespace (uint32 on JAX without x64)."""
     try:

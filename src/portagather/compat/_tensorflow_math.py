@@ -282,7 +282,7 @@ def _unsorted_sqrt_n(
 ) -> Any:
     """One core call (floating and complex data only): the sum over its count's square root
     (at least 1: an empty segment's 0 stays 0), divided by the core as its mean is
-    (:func:`~portagather._arrays.divided_sqrt_n`)."""
+    (``Engine.divided_by_root``)."""
     return unsorted_segment(data, segment_ids, num_segments, "sqrt_n", function, floating=True,
                             deterministic=deterministic)  # fmt: skip
 

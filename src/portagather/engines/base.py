@@ -163,6 +163,17 @@ class Engine:
         only where :attr:`counts`."""
         return None
 
+    def divided_by_root(self, total: Any, count: Any) -> Any:
+        """`total` (a floating or complex segment sum) over the square root of `count` (its
+        rows per segment; at least 1: an empty segment's 0 stays 0), in `total`'s dtype:
+        TensorFlow's ``unsorted_segment_sqrt_n``, the core's private ``"sqrt_n"``. The root
+        is taken once per segment and divides along the inner axes by broadcasting: the same
+        bits as dividing by the root of a count repeated along them, elementwise."""
+        xp = self.xp
+        root = xp.sqrt(xp.astype(xp.maximum(count, xp.ones_like(count)), total.dtype))
+        inner = total.ndim - count.ndim
+        return total / (xp.reshape(root, (*count.shape, *(1,) * inner)) if inner else root)
+
     def without_gradient(self, x: Any) -> Any:
         """`x` cut from the autograd graph (a segment's shift in a softmax, which cancels);
         here, where nothing records gradients, as it is."""

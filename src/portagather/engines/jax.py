@@ -25,6 +25,7 @@ import jax.numpy as jnp
 from jax import lax
 from jax.experimental import checkify
 
+from .._arrays import divisor
 from .._errors import BadIndex
 from .._indices import Components, IndexAccess, flat_positions
 from .._plan import GatherPlan, row_major_strides
@@ -55,6 +56,13 @@ class JaxEngine(Engine):
 
     def compiled(self, steps: Callable[..., Any], static: Hashable, *arrays: Any) -> Any:
         return _jitted(steps)(static, *arrays)
+
+    def divided_by_root(self, total: Any, count: Any) -> Any:
+        """As the generic one, but the root of the count repeated along the inner axes first
+        (:func:`~.._arrays.divisor`): XLA turns a division by a broadcast value into a
+        product with its reciprocal, another rounding than the other backends' division."""
+        xp = self.xp
+        return total / xp.sqrt(xp.astype(divisor(xp, count, total), total.dtype))
 
     def without_gradient(self, x: Any) -> Any:
         return lax.stop_gradient(x)

@@ -58,6 +58,13 @@ class TorchEngine(Engine):
         size = x.numel()
         return type(size) is int and size <= self.SMALL
 
+    def divided_by_root(self, total: Any, count: Any) -> Any:
+        """As the generic one, by the tensors' own methods (the namespace's, without the
+        wrapper's cost per call: a small call of TensorFlow's ``sqrt_n`` pays for each)."""
+        root = count.clamp(min=1).to(total.dtype).sqrt()
+        inner = total.ndim - count.ndim
+        return total / (root.reshape((*count.shape, *(1,) * inner)) if inner else root)
+
     def route_keys(self, arrays: tuple[Any, ...]) -> Any:
         # Under torch.compile every call is traced anew: Dynamo keeps its own guards.
         return None if compiling() else tuple([(x.shape, x.dtype, x.device) for x in arrays])
