@@ -27,27 +27,13 @@ import time
 from typing import Any
 
 import numpy as np
+from deterministic import cases
 from harness import arguments, fmt_t, local_cluster, marked, table
 
 import portagather as pg
 
 #: The issue's bound on the ratio of deterministic=True to today's plan.
 BOUND = 1.5
-
-
-def cases(rows: int, segments: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
-    """``(name, data, ids)``: 16 features and a vector, ids unsorted and sorted."""
-    rng = np.random.default_rng(0)
-    ids = rng.integers(0, segments, rows)
-    found = []
-    for width in (16, 1):
-        shape = (rows, width) if width > 1 else (rows,)
-        data = rng.standard_normal(shape).astype(np.float32)
-        for order in ("unsorted", "sorted"):
-            found.append(
-                (f"{width} features, {order}", data, np.sort(ids) if order == "sorted" else ids)
-            )
-    return found
 
 
 def on_workers(client: Any, array: np.ndarray, chunk: int) -> Any:

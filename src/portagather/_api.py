@@ -159,12 +159,7 @@ def scatter_route(
         found = tree_scatter(route, data, indices, updates)
         if found is not None:
             return found
-    if route.kernel is not None:  # (as _scatter_checked: a call fewer on the public path)
-        result = route.kernel(data, indices, updates)
-        if result is not None:
-            return result
-    call = _engine_call(route, data, indices)
-    return _scattered(call, updates, route.reduction, route.promises)
+    return _scatter_checked(route, data, indices, updates)
 
 
 def _scatter_checked(route: Route, data: Any, indices: Any, updates: Any) -> Any:

@@ -17,17 +17,15 @@ Only elementwise operations touch the values: ``+`` or ``*`` of two arrays, ``wh
 gathers, whose results IEEE 754 fixes. The integer work (a stable sort of the ids,
 ``searchsorted``, shifts) is exact whatever order a backend chooses.
 
-Two ways to run the same tree, each written against the array API standard:
-
-- :func:`_merge_by_level` (eager, where an engine merges rows in place:
-  ``Engine.merge_rows``): the adjacent rows of a segment in sorted order, ``j`` and
-  ``j + 1``, are the two halves of one block, of level ``bit_length(p_j ^ p_{j+1})``; at that
-  level the first row of the block (found by ``searchsorted``) takes ``left op right``. The
-  levels run in increasing order, each one merge of disjoint rows, so the value work is one
-  operation per row.
-- :func:`_merge_fixed` (fixed shapes: under ``jax.jit`` and ``vmap``, on a backend without
-  in-place merges): ``ceil(log2 N)`` levels over the rows in sorted order, each row that is
-  the first of its block taking its right neighbour block's value (or the padding).
+How each backend runs the tree is the engines' (``Engine.tree_partials``; docs/deterministic.md,
+"How each backend runs it"): ``engines/tree.py`` holds the generic plans, written against
+the array API standard: eager ones where an engine merges rows in place
+(``Engine.merge_rows``: sorted ids as dense passes over aligned blocks, other ids sorted by
+(segment, position) and merged level by level), and :func:`~.engines.tree._merge_fixed`
+with fixed shapes (array-api-strict, ndonnx, PyTorch under ``vmap``): ``ceil(log2 N)``
+levels over the rows in sorted order; JAX has its own, one compiled program
+(``engines/jax.py``); Dask combines aligned blocks' partials
+(``engines/dask_deterministic.py``).
 """
 
 from __future__ import annotations
