@@ -73,7 +73,7 @@ def unknown_sizes(names: str, given: str) -> ValueError:
 
 
 def fill_array(xp: Any, fill: Any, data: Any) -> Any:
-    """The fill as a 0-d array of data's dtype, from what ``_scalars.check_fill_value`` returned
+    """The fill as a 0-d array of data's dtype, from what ``_values.check_fill_value`` returned
     for it; 0 stands for the dtype's zero ("" for strings)."""
     dtype, device = data.dtype, device_for_new(data)
     if isinstance(fill, Unread):

@@ -3,8 +3,9 @@
 Each public function (the gathers, the scatters, the segment reductions and ``segment_csr``,
 and each compat front end through them) passes its arguments to one entry point here
 (:func:`gather_call`, :func:`scatter_call`, :func:`segment_call`, :func:`csr_call`), which
-runs the argument checks (``_options``, ``_operands``, ``_dtypes``, ``_values``,
-``_scalars``) in their one order and returns the checked call.
+runs the argument checks (``_options``: the options; ``_operands``: the arrays, their shapes
+and dtypes; ``_values``: what is written in Python, ``fill_value`` and ``empty_value``) in
+their one order and returns the checked call.
 
 A call is checked once per call signature: the first call of a key (:func:`call_key`: the
 entry point's options as written, derived from its signature by :func:`options_key`, and
@@ -30,9 +31,18 @@ from typing import Any
 import numpy as np
 
 from ._arrays import dtype_kind, dtype_name, mean_division, reduction_identity
-from ._dtypes import check_index_dtype, check_reduce_dtype, check_segment_dtype
 from ._indices import IndexAccess, normalize_policy, resolve_default
-from ._operands import Updates, _Pair, check_sorted_vector, fitted_updates, plan_for, static_shape
+from ._operands import (
+    Updates,
+    _Pair,
+    check_index_dtype,
+    check_reduce_dtype,
+    check_segment_dtype,
+    check_sorted_vector,
+    fitted_updates,
+    plan_for,
+    static_shape,
+)
 from ._options import (
     _CSR_DTYPES,
     _CSR_POLICIES,
@@ -56,7 +66,7 @@ from ._plan import (
     plan_index_parts,
     plan_segments,
 )
-from ._scalars import check_fill_value, fill_value_kind, fill_value_shape
+from ._values import check_fill_value, fill_value_kind, fill_value_shape
 from .engines import KEYED_ENGINES, Engine, engine_for
 from .engines.scatter import NO_PROMISES, ScatterPromises
 

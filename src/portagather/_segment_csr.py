@@ -17,7 +17,6 @@ from ._indices import to_wide
 from ._options import SEGMENT_REDUCTIONS
 from ._plan import Lengths, Offsets, SegmentsGiven, lengths_total_text, symbolic_size
 from ._routes import CsrRoute, csr_call
-from ._scalars import check_empty_value
 from ._segment import filled_empty
 from ._segment_toolkit import (
     segment_argmax,
@@ -28,6 +27,7 @@ from ._segment_toolkit import (
     segment_std,
     segment_var,
 )
+from ._values import check_empty_value
 from .engines import Engine
 
 

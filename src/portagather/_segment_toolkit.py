@@ -27,15 +27,14 @@ from ._arrays import (
     reduction_identity,
     tied,
 )
-from ._dtypes import check_reduce_dtype
 from ._errors import raise_first_bad
 from ._indices import Components, normalize
+from ._operands import check_reduce_dtype
 from ._options import SEGMENT_SCATTERS, check_deterministic, check_promises, int_argument
 from ._plan import plan_segments
 from ._routes import segment_call
-from ._scalars import empty_value_kind
 from ._segment import filled_empty
-from ._values import is_array, python_values
+from ._values import empty_value_kind, is_array, python_values
 from .engines import engine_for
 
 __all__ = [
