@@ -266,7 +266,7 @@ def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = F
     ids = route.engine.laid_out(ids)  # (Dask: no zero-size chunks, for every step below)
     scatters, access = segment_scatters(route, ids)
     if route.deterministic:  # a floating sum, mean or product in one order (the mean too)
-        found = tree_segments(route, scatters, access, route.engine.laid_out(data), ids)
+        found = tree_segments(route, scatters, access, data, ids)
         if found is not None:
             result, count = found
             if scatters.too_large:

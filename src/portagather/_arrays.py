@@ -237,3 +237,36 @@ def dtype_name(dtype: Any) -> str:
 
 
 DTYPE_KINDS = ("bool", "signed integer", "unsigned integer", "real floating", "complex floating")
+
+
+# -- the deterministic tree's elements (docs/deterministic.md) -------------------------------
+#
+# What the pipeline's deterministic steps (``_deterministic``) and the engines' trees
+# (``engines/tree.py``, ``engines/dask_deterministic.py``) share.
+
+
+#: The scatter reductions that the tree runs, and what a position outside a segment holds.
+PADDING = {"add": -0.0, "multiply": 1.0}
+
+
+def padding(xp: Any, op: str, dtype: Any) -> float | complex:
+    """What a position outside a segment holds for `op` in `dtype` (:data:`PADDING`; for a
+    complex sum, ``-0.0`` in both parts: a Python ``-0.0`` would become ``-0.0 + 0.0j``,
+    whose ``+0.0`` turns an imaginary ``-0.0`` into ``+0.0``)."""
+    if op == "add" and xp.isdtype(dtype, "complex floating"):
+        return complex(-0.0, -0.0)
+    return PADDING[op]
+
+
+#: The dtypes that accumulate in float32 and round once at the end.
+_WIDENED = ("float16", "bfloat16")
+
+
+def widened(xp: Any, dtype: Any) -> Any:
+    """The dtype a tree over `dtype` accumulates in: float32 for float16 and bfloat16."""
+    return xp.float32 if dtype_name(dtype) in _WIDENED else dtype
+
+
+def combine(op: str, left: Any, right: Any) -> Any:
+    """``left op right``, elementwise: the one operation that touches the values."""
+    return left + right if op == "add" else left * right

@@ -33,10 +33,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ._arrays import divisor, dtype_kind, tied
+from ._arrays import PADDING, combine, divisor, dtype_kind, tied, widened
 from ._indices import normalize, resolve_default
 from .engines.scatter import flat_targets, target_axes
-from .engines.tree import PADDING, combine, widened
 
 if TYPE_CHECKING:
     from ._indices import IndexAccess
@@ -70,7 +69,7 @@ def tree_segments(
     slots = xp.reshape(slots, (rows,))
     inner = tuple(route.result_shape[1:])
     wide = widened(xp, route.dtype)
-    values = xp.reshape(data, (rows, math.prod(inner)))
+    values = xp.reshape(engine.laid_out(data), (rows, math.prod(inner)))
     if values.dtype != wide:
         values = xp.astype(values, wide)
     in_order = route.ids_sorted and components.keep is None  # (no row moved to the end)

@@ -29,9 +29,9 @@ import dask.array as da
 import numpy as np
 from dask.delayed import delayed
 
+from .._arrays import combine, padding
 from .base import Engine
 from .numpy import NumPyEngine
-from .tree import combine, padding
 
 #: The fewest rows of a chunk: smaller chunks cost more partials than they save.
 _FEWEST_ROWS = 2**12

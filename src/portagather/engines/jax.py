@@ -25,7 +25,7 @@ import jax.numpy as jnp
 from jax import lax
 from jax.experimental import checkify
 
-from .._arrays import divisor
+from .._arrays import divisor, padding
 from .._errors import BadIndex
 from .._indices import Components, IndexAccess, flat_positions
 from .._plan import GatherPlan, row_major_strides
@@ -41,7 +41,6 @@ from .jax_checks import (
     result_is_read,
 )
 from .scatter import ScatterPromises, target_axes
-from .tree import padding
 
 #: No extra keyword arguments for a JAX indexing method.
 _NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})

@@ -1,7 +1,7 @@
-"""The deterministic tree's arithmetic on arrays (docs/deterministic.md): the padding of a
-position outside a segment, the widened dtype of float16 and bfloat16, and
+"""The deterministic tree's arithmetic on arrays (docs/deterministic.md):
 :func:`tree_partials`, each segment's rows combined in the pairwise tree over their
-positions, on any namespace, with the engine's steps (``Engine.merge_rows``,
+positions (its elements, the padding, the widened dtype and the one operation, are
+``_arrays``'), on any namespace, with the engine's steps (``Engine.merge_rows``,
 ``Engine.compiled``). The engines' own code: it names no backend and imports nothing of the
 pipeline, which calls it through ``Engine.tree_partials`` (``_deterministic``)."""
 
@@ -11,33 +11,13 @@ import itertools
 import math
 from typing import Any
 
-from .._arrays import argsort_positions, device_for_new, dtype_name, searchsorted_positions
-
-#: The scatter reductions that the tree runs, and what a position outside a segment holds.
-PADDING = {"add": -0.0, "multiply": 1.0}
-
-
-def padding(xp: Any, op: str, dtype: Any) -> float | complex:
-    """What a position outside a segment holds for `op` in `dtype` (:data:`PADDING`; for a
-    complex sum, ``-0.0`` in both parts: a Python ``-0.0`` would become ``-0.0 + 0.0j``,
-    whose ``+0.0`` turns an imaginary ``-0.0`` into ``+0.0``)."""
-    if op == "add" and xp.isdtype(dtype, "complex floating"):
-        return complex(-0.0, -0.0)
-    return PADDING[op]
-
-
-#: The dtypes that accumulate in float32 and round once at the end.
-_WIDENED = ("float16", "bfloat16")
-
-
-def widened(xp: Any, dtype: Any) -> Any:
-    """The dtype a tree over `dtype` accumulates in: float32 for float16 and bfloat16."""
-    return xp.float32 if dtype_name(dtype) in _WIDENED else dtype
-
-
-def combine(op: str, left: Any, right: Any) -> Any:
-    """``left op right``, elementwise: the one operation that touches the values."""
-    return left + right if op == "add" else left * right
+from .._arrays import (
+    argsort_positions,
+    combine,
+    device_for_new,
+    padding,
+    searchsorted_positions,
+)
 
 
 def tree_partials(
