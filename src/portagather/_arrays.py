@@ -1,4 +1,5 @@
-"""Arrays beside the caller's: their device, static shapes, index dtypes, the fill value."""
+"""Arrays beside the caller's: their device, static shapes, index dtypes, the fill value, a
+mean's division, and the deterministic tree's elements."""
 
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ def unknown_sizes(names: str, given: str) -> ValueError:
 
 
 def fill_array(xp: Any, fill: Any, data: Any) -> Any:
-    """The fill as a 0-d array of data's dtype, from what ``_values.check_fill_value`` returned
+    """The fill as a 0-d array of data's dtype, from what ``_operands.check_fill_value`` returned
     for it; 0 stands for the dtype's zero ("" for strings)."""
     dtype, device = data.dtype, device_for_new(data)
     if isinstance(fill, Unread):

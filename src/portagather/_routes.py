@@ -3,9 +3,9 @@
 Each public function (the gathers, the scatters, the segment reductions and ``segment_csr``,
 and each compat front end through them) passes its arguments to one entry point here
 (:func:`gather_call`, :func:`scatter_call`, :func:`segment_call`, :func:`csr_call`), which
-runs the argument checks (``_options``: the options; ``_operands``: the arrays, their shapes
-and dtypes; ``_values``: what is written in Python, ``fill_value`` and ``empty_value``) in
-their one order and returns the checked call.
+runs the argument checks (``_options``: the options; ``_operands``: the data, the index, the
+updates, ``fill_value`` and ``empty_value``, as arrays or Python values) in their one order
+and returns the checked call.
 
 A call is checked once per call signature: the first call of a key (:func:`call_key`: the
 entry point's options as written, derived from its signature by :func:`options_key`, and
@@ -35,10 +35,13 @@ from ._indices import IndexAccess, normalize_policy, resolve_default
 from ._operands import (
     Updates,
     _Pair,
+    check_fill_value,
     check_index_dtype,
     check_reduce_dtype,
     check_segment_dtype,
     check_sorted_vector,
+    fill_value_kind,
+    fill_value_shape,
     fitted_updates,
     plan_for,
     static_shape,
@@ -66,7 +69,6 @@ from ._plan import (
     plan_index_parts,
     plan_segments,
 )
-from ._values import check_fill_value, fill_value_kind, fill_value_shape
 from .engines import KEYED_ENGINES, Engine, engine_for
 from .engines.scatter import NO_PROMISES, ScatterPromises
 
@@ -373,7 +375,7 @@ def _checked_parts(
     data and the parts as arrays of `xp`. A part given as Python values is checked as an
     index (its kind, then its dtype) and becomes an array of the widest signed integer of
     the data's device, a value that dtype does not hold clipped into it (where it stays out
-    of range and keeps its sign: :func:`~._values.index_array` under ``"clip"``)."""
+    of range and keeps its sign: :func:`~._operands.index_array` under ``"clip"``)."""
     pairs = [_Pair(data, part, data_name, index_name) for part in parts]
     data = pairs[0].data_array()
     xp = pairs[0].xp
@@ -534,12 +536,12 @@ def segment_call(
     dtype, the shapes, `num_segments`; then `num_segments` read from the ids where not given.
     Ids given as Python values are the gathers' (:class:`_Pair`): integers, and a value that
     no integer dtype of the data's device holds is bad under every policy, dealt with as the
-    policy says (:func:`~._values.index_array`: ``"error"`` names it as written); with
+    policy says (:func:`~._operands.index_array`: ``"error"`` names it as written); with
     `drop_negative` a negative one is dropped, as every negative id then is.
 
     With `sorted_vector` (TensorFlow's sorted ``segment_*``, whose messages name `function`)
     the ids given as Python values become an array after the dtype checks, as
-    :func:`~._values.index_array` makes them under ``"clip"`` (a value past the widest
+    :func:`~._operands.index_array` makes them under ``"clip"`` (a value past the widest
     integer clipped into it, where it stays out of range), and the shapes start with two
     checks of their own (:func:`check_sorted_vector`): the ids are a vector, then sorted
     where their values can be read now. With `floating` integer data is refused among the

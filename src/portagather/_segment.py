@@ -23,8 +23,8 @@ import array_api_compat as aac
 
 from ._api import segment_reduce
 from ._arrays import per_segment
+from ._operands import check_empty_value, empty_value_kind
 from ._options import SEGMENT_REDUCTIONS
-from ._values import check_empty_value, empty_value_kind
 
 __all__ = [
     "SEGMENT_REDUCTIONS",

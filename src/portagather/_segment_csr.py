@@ -14,6 +14,7 @@ from ._api import segment_route
 from ._arrays import device_for_new, searchsorted_positions
 from ._errors import raise_first_bad
 from ._indices import to_wide
+from ._operands import check_empty_value
 from ._options import SEGMENT_REDUCTIONS
 from ._plan import Lengths, Offsets, SegmentsGiven, lengths_total_text, symbolic_size
 from ._routes import CsrRoute, csr_call
@@ -27,7 +28,6 @@ from ._segment_toolkit import (
     segment_std,
     segment_var,
 )
-from ._values import check_empty_value
 from .engines import Engine
 
 

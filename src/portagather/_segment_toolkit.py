@@ -29,12 +29,11 @@ from ._arrays import (
 )
 from ._errors import raise_first_bad
 from ._indices import Components, normalize
-from ._operands import check_reduce_dtype
+from ._operands import check_reduce_dtype, empty_value_kind, is_array, python_values
 from ._options import SEGMENT_SCATTERS, check_deterministic, check_promises, int_argument
 from ._plan import plan_segments
 from ._routes import segment_call
 from ._segment import filled_empty
-from ._values import empty_value_kind, is_array, python_values
 from .engines import engine_for
 
 __all__ = [

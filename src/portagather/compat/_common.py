@@ -15,10 +15,9 @@ import array_api_compat as aac
 import numpy as np
 
 from .._api import segment_reduce
-from .._operands import namespace_name
+from .._operands import namespace_name, python_values, shown
 from .._plan import GatherPlan, plan_gather, plan_gather_nd
 from .._routes import Operation
-from .._values import python_values, shown
 
 # -- negative indices counting from the end (ONNX's Gather, GatherND, ScatterND; MindSpore's
 # gather on CPU; PyTorch's index_put): the core's plans with [-n, n) as their valid range, so

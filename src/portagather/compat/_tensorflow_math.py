@@ -50,7 +50,7 @@ import numpy as np
 
 from .._api import segment_reduce
 from .._arrays import divided_mean, divisor, dtype_kind, mean_division
-from .._values import is_array
+from .._operands import is_array
 from ..engines import engine_for
 from ._common import namespace_of, unsorted_segment
 

@@ -55,12 +55,12 @@ import numpy as np
 from .. import _api
 from .._arrays import dtype_kind, dtype_name, per_segment, reduction_identity
 from .._errors import BadIndex
+from .._operands import check_python_values, is_array, python_values
 from .._options import SEGMENT_REDUCTIONS, int_argument, one_of
 from .._plan import GatherPlan, SegmentsGiven, plan_gather, plan_gather_d
 from .._routes import Operation, Route, counting_route, gather_call, parts_call, scatter_call
 from .._segment_csr import _csr as pg_csr
 from .._types import Reduction
-from .._values import check_python_values, is_array, python_values
 from ..engines import KEYED_ENGINES, engine_for
 from ._common import (
     _RENAMED_TYPES,
