@@ -12,6 +12,7 @@ of the namespace they become."""
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 import array_api_compat as aac
@@ -27,7 +28,7 @@ from ._arrays import (
     unknown_sizes,
 )
 from ._errors import raise_first_bad
-from ._indices import resolve_default
+from ._indices import resolve_default, to_wide
 from ._options import SEGMENT_SCATTERS
 from ._plan import GatherPlan, Offsets, symbolic_size
 from .engines import Engine
@@ -418,6 +419,95 @@ def _int_fits_float(value: int, eps: float, largest: float) -> bool:
     while significand and significand % 2 == 0:
         significand //= 2
     return significand.bit_length() <= round(-math.log2(eps)) + 1
+
+
+# -- num_segments ---------------------------------------------------------------------------
+#
+# The bound of the segment ids: its kind, whether an array of the data's device holds it,
+# its value read from the ids where it is not given; all of its checks.
+
+
+def num_segments_argument(value: object) -> int | None:
+    """`num_segments` as a Python int >= 0 (a symbolic size as it is), or None (read from the
+    ids)."""
+    if value is None:
+        return None
+    if symbolic_size(value):  # a dynamic size under torch.export: kept, as the shapes are
+        return value  # type: ignore[return-value]
+    if not isinstance(value, bool):
+        try:
+            number = operator.index(value)  # type: ignore[arg-type]
+        except TypeError:
+            number = None
+        if number is not None:
+            if number < 0:
+                msg = f"num_segments must be an int >= 0; got {number}"
+                raise ValueError(msg)
+            return int(number)
+    msg = (
+        "num_segments must be an int >= 0 (known when the function is called: under jax.jit, "
+        f"a Python int, not a traced value), or None; got {value!r}"
+    )
+    raise TypeError(msg)
+
+
+def check_num_segments(
+    count: int, xp: Any, engine: Engine, data: Any, id_rank: int, name: str = "num_segments"
+) -> None:
+    """A ValueError for a `num_segments` (given, as the Python int `count`) that no array of
+    the data's device can hold: more than the widest integer of that device (int64; int32 on
+    JAX without x64), or more result rows than ``2**63 - 1`` bytes hold (NumPy's and
+    PyTorch's limit on an array's size), counting each row at least 8 bytes (the count of
+    the mean, the sorts' positions)."""
+    if symbolic_size(count):  # torch.export's dynamic size: an array of it exists already
+        return
+    info = xp.iinfo(engine.wide_index_dtype(data))
+    largest = int(info.max)
+    inner = tuple(data.shape[id_rank:])
+    row = max(math.prod(inner) * _itemsize(data.dtype), 8)
+    by_bytes = (2**63 - 1) // row
+    if count <= min(largest, by_bytes):
+        return
+    if largest <= by_bytes:
+        why = f"the largest {dtype_name(info.dtype)}, the widest integer of the data's device"
+    else:
+        why = (
+            f"the most segments that 2**63 - 1 bytes hold at {row} bytes each: rows of "
+            f"data.shape[{id_rank}:] = {inner} in {dtype_name(data.dtype)}, 8 bytes at least"
+        )
+    msg = f"{name} must be in [0, {min(largest, by_bytes)}] ({why}); got {count}"
+    raise ValueError(msg)
+
+
+def _itemsize(dtype: Any) -> int:
+    """The bytes of one element of `dtype` (8 where no library says)."""
+    size = getattr(dtype, "itemsize", None)
+    if isinstance(size, int):
+        return size
+    try:
+        return int(np.dtype(dtype_name(dtype)).itemsize)
+    except TypeError:
+        return 8
+
+
+def read_num_segments(xp: Any, engine: Engine, ids: Any, access: Any, data: Any) -> int:
+    """`num_segments=None`: max(segment_ids) + 1, read now (0 for no ids), and checked as a
+    given one is (:func:`check_num_segments`), since an array of that many rows beside
+    `data` must exist too."""
+    if access != "now":
+        msg = (
+            "num_segments=None reads max(segment_ids) + 1, which cannot be read when the "
+            "function is called here (under jax.jit or another JAX transformation, on Dask, on "
+            "symbolic ndonnx arrays, under torch.func.vmap); pass num_segments=N, a Python int"
+        )
+        raise ValueError(msg)
+    if not math.prod(ids.shape):
+        return 0
+    wide = to_wide(xp, ids, engine.wide_index_dtype(ids), None, False)
+    count = max(0, engine.value_range(wide)[1] + 1)
+    read = "num_segments=None, read as max(segment_ids) + 1,"
+    check_num_segments(count, xp, engine, data, len(ids.shape), read)
+    return count
 
 
 # -- the dtypes -----------------------------------------------------------------------------

@@ -37,13 +37,16 @@ from ._operands import (
     _Pair,
     check_fill_value,
     check_index_dtype,
+    check_num_segments,
     check_reduce_dtype,
     check_segment_dtype,
     check_sorted_vector,
     fill_value_kind,
     fill_value_shape,
     fitted_updates,
+    num_segments_argument,
     plan_for,
+    read_num_segments,
     static_shape,
 )
 from ._options import (
@@ -52,10 +55,7 @@ from ._options import (
     CSR_REDUCTIONS,
     SEGMENT_REDUCTIONS,
     SEGMENT_SCATTERS,
-    _num_segments_argument,
-    _read_num_segments,
     check_deterministic,
-    check_num_segments,
     check_promises,
     check_reduce,
     one_of,
@@ -584,7 +584,7 @@ def segment_call(
             f" = {id_shape} and {data_name}.shape = {shape}"
         )
         raise ValueError(msg)
-    count = _num_segments_argument(num_segments)
+    count = num_segments_argument(num_segments)
     if count is not None:
         check_num_segments(count, xp, engine, data, len(id_shape))
     if as_values:
@@ -600,7 +600,7 @@ def segment_call(
     else:
         ids = pair.indices
     if count is None:
-        count = _read_num_segments(xp, engine, ids, engine.index_access(ids), data)
+        count = read_num_segments(xp, engine, ids, engine.index_access(ids), data)
     identity = reduction_identity(xp, reduce, data.dtype)
     if drop_negative and isinstance(identity, float):  # a floating max or min: +-inf
         # TensorFlow and MindSpore start from the lowest (highest) finite value instead.
