@@ -30,11 +30,12 @@ from ._arrays import (
 from ._errors import raise_first_bad
 from ._indices import Components, normalize
 from ._operands import check_reduce_dtype, empty_value_kind, is_array, python_values
-from ._options import SEGMENT_SCATTERS, check_deterministic, check_promises, int_argument
+from ._options import SEGMENT_SCATTERS, check_deterministic, int_argument
 from ._plan import plan_segments
 from ._routes import segment_call
 from ._segment import filled_empty
 from .engines import engine_for
+from .engines.scatter import ScatterPromises
 
 __all__ = [
     "bincount",
@@ -139,7 +140,7 @@ class _Segments:
                 return planned[0]
         init = engine.full(shape, identity, dtype, values)
         reduction = check_reduce_dtype(xp, scatter, dtype, "data")
-        promises = check_promises(False, sorted_ids)
+        promises = ScatterPromises(indices_are_sorted=sorted_ids)  # (checked bools: ours)
         return engine.scatter(init, Components([self.ids]), values, plan, reduction, promises)
 
     def count(self) -> Any:
