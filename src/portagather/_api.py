@@ -264,7 +264,7 @@ def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = F
     """The steps of a checked segment reduction (`route`, :func:`segment_reduce`'s or
     ``segment_csr``'s) that remain: on the ids' values, under the policy they resolve."""
     ids = route.engine.laid_out(ids)  # (Dask: no zero-size chunks, for every step below)
-    scatters, access = segment_scatters(route, ids)
+    scatters, access = route.scatters_for(ids)
     if route.deterministic:  # a floating sum, mean or product in one order (the mean too)
         found = tree_segments(route, scatters, access, data, ids)
         if found is not None:
@@ -300,13 +300,6 @@ def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = F
     elif route.reduce == "sqrt_n":
         result = route.engine.divided_by_root(result, count)
     return (result, count) if with_count else result
-
-
-def segment_scatters(route: SegmentRoute, ids: Any) -> tuple[SegmentScatters, IndexAccess]:
-    """How the values of `ids` can be seen in this call, and `route`'s scatters under the
-    policy that follows: TensorFlow's default resolved here, once per call."""
-    access = route.engine.index_access(ids)
-    return route.scatters[resolve_default(route.policy, access)], access
 
 
 def _scatter_rows(

@@ -512,9 +512,15 @@ class SegmentRoute:
     #: ``_deterministic`` (for other dtypes and reductions every order gives the same bits).
     deterministic: bool
     #: The scatters by each policy that `policy` resolves to in a call
-    #: (``_api.segment_scatters``: TensorFlow's default is ``"error"`` or ``"ignore"``, any
+    #: (:meth:`scatters_for`: TensorFlow's default is ``"error"`` or ``"ignore"``, any
     #: other policy itself), made with the route for ids of the key's shape and dtype.
     scatters: Mapping[str, SegmentScatters]
+
+    def scatters_for(self, ids: Any) -> tuple[SegmentScatters, IndexAccess]:
+        """How the values of `ids` can be seen in this call, and the scatters under the policy
+        that follows: TensorFlow's default resolved here, once per call."""
+        access = self.engine.index_access(ids)
+        return self.scatters[resolve_default(self.policy, access)], access
 
 
 #: The names of the data and the ids in the messages of a function whose arguments are not
@@ -641,7 +647,7 @@ def _segment_route(
     `id_shape` and `id_dtype` into `num_segments` segments of shape `inner`, counting each
     segment's rows where the call does (`counting`, or a mean: into `count_dtype`, the
     widest integer of the ids' device), with the scatters of every policy that `policy`
-    resolves to (``_api.segment_scatters``)."""
+    resolves to (:meth:`SegmentRoute.scatters_for`)."""
     dtype = data.dtype
     counting = counting or reduce in ("mean", "sqrt_n")
     division, division_dtype = ("", None)

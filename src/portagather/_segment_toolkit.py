@@ -17,7 +17,7 @@ from typing import Any
 import array_api_compat as aac
 import numpy as np
 
-from ._api import gather, segment_reduce, segment_scatters
+from ._api import gather, segment_reduce
 from ._arrays import (
     device_for_new,
     divisor,
@@ -75,7 +75,7 @@ class _Segments:
         self.id_shape = tuple(ids.shape)
         self.rows = math.prod(self.id_shape)
         self.inner = tuple(data.shape[len(self.id_shape) :])
-        scatters, access = segment_scatters(route, ids)
+        scatters, access = route.scatters_for(ids)
         self.plan = scatters.scatter.plan
         self.ids, self.kept, self.bad, self.raw_ids = ids, None, None, ids
         self.dropping = self.keyed = False
