@@ -48,7 +48,9 @@ from .engines.scatter import ScatterPromises
 @dataclass(slots=True)
 class _Call:
     """One call's arguments once checked: the namespace and its engine, the arrays, the plan
-    and the policy (TensorFlow's default already resolved)."""
+    and the policy (TensorFlow's default already resolved). Not a route: it binds this call's
+    arrays, and the policy and access resolved for them, to the kept route's findings, and
+    is never kept."""
 
     xp: Any
     engine: Engine
