@@ -1,8 +1,13 @@
 """``portagather check`` and the suite's pytest plugin as a user meets them: backend names,
 exit codes, help, output, traces.
 
-Most tests run the command in a subprocess, on NumPy only (a few seconds); the checks that
-would need a slow backend test the parsing and printing functions directly.
+The whole suite runs once here, on NumPy, in a subprocess (`json_run`); `.ci/run` runs it on
+every backend with ``portagather check --json``. The other runs of the command select a few of
+the suite's tests through pytest's ``PYTEST_ADDOPTS`` (`FEW_CHECKS`), since what they test is
+the command around the checks (a module name as backend, a closed pipe), not the checks. The
+usage errors call ``main`` in this process; ``python -m portagather`` itself runs in a
+subprocess where its exit code and streams are the point (help, version, a missing backend). The
+checks that would need a slow backend test the parsing and printing functions directly.
 """
 
 from __future__ import annotations
@@ -39,18 +44,38 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+# Four of the suite's tests on one backend (the same four as test_pytest_pyargs_takes_backend's),
+# for the runs of the command that test what is around the checks.
+FEW_CHECKS = "-k test_two_namespaces"
+
+
 def _env(**extra: str) -> dict[str, str]:
     path = os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p)
     return {**os.environ, "PYTHONPATH": path, **extra}
 
 
 def run_cli(
-    *args: str, cwd: Path | None = None, without_jax: bool = False
+    *args: str, cwd: Path | None = None, without_jax: bool = False, **env: str
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m portagather ARGS`` in `cwd` (in a Python without JAX if `without_jax`)."""
+    """``python -m portagather ARGS`` in `cwd` (in a Python without JAX if `without_jax`), with
+    the environment variables `env` added."""
     start = ["-c", WITHOUT_JAX] if without_jax else ["-m", "portagather"]
     command = [sys.executable, *start, *args]
-    return subprocess.run(command, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        command, cwd=cwd, env=_env(**env), capture_output=True, text=True, timeout=300
+    )
+
+
+def call_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``portagather ARGS`` in this process: (exit code, stdout, stderr)."""
+    from portagather._cli import main
+
+    try:
+        code = main(list(args))
+    except SystemExit as stop:  # argparse's usage errors and --help
+        code = stop.code if isinstance(stop.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 @pytest.fixture(scope="module")
@@ -64,37 +89,37 @@ def json_run(tmp_path_factory):
 # --- 1. an unknown backend name is one usage error ------------------------------------------
 
 
-def test_misspelt_command_is_a_usage_error_with_the_right_one():
-    done = run_cli("chek", "--backend", "numpy")
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "unknown command 'chek' (did you mean 'check'?)" in done.stderr
-    assert done.stdout == ""
+def test_misspelt_command_is_a_usage_error_with_the_right_one(capsys):
+    code, out, err = call_main(capsys, "chek", "--backend", "numpy")
+    assert code == 2, out + err
+    assert "unknown command 'chek' (did you mean 'check'?)" in err
+    assert out == ""
 
 
-def test_misspelt_option_is_a_usage_error_with_the_right_one():
-    done = run_cli("check", "--bakend", "numpy")
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "unknown option '--bakend' (did you mean '--backend'?)" in done.stderr
-    assert done.stdout == ""
+def test_misspelt_option_is_a_usage_error_with_the_right_one(capsys):
+    code, out, err = call_main(capsys, "check", "--bakend", "numpy")
+    assert code == 2, out + err
+    assert "unknown option '--bakend' (did you mean '--backend'?)" in err
+    assert out == ""
 
 
-def test_unknown_backend_is_one_usage_error():
-    done = run_cli("check", "--backend", "nump")
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "unknown backend 'nump'" in done.stderr
-    assert "did you mean 'numpy'" in done.stderr
+def test_unknown_backend_is_one_usage_error(capsys):
+    code, out, err = call_main(capsys, "check", "--backend", "nump")
+    assert code == 2, out + err
+    assert "unknown backend 'nump'" in err
+    assert "did you mean 'numpy'" in err
     for name in KNOWN:
-        assert name in done.stderr
-    assert "pip install nump" not in done.stdout + done.stderr
-    assert "FAIL" not in done.stdout
-    assert done.stderr.count("error:") == 1
+        assert name in err
+    assert "pip install nump" not in out + err
+    assert "FAIL" not in out
+    assert err.count("error:") == 1
 
 
-def test_importable_module_that_is_not_an_array_library_is_a_usage_error():
-    done = run_cli("check", "--backend", "json")
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "'json'" in done.stderr and "array" in done.stderr
-    assert "FAIL" not in done.stdout
+def test_importable_module_that_is_not_an_array_library_is_a_usage_error(capsys):
+    code, out, err = call_main(capsys, "check", "--backend", "json")
+    assert code == 2, out + err
+    assert "'json'" in err and "array" in err
+    assert "FAIL" not in out
 
 
 def test_pytest_with_unknown_backend_is_one_usage_error(tmp_path):
@@ -123,8 +148,13 @@ def test_repeated_backend_is_checked_once(json_run):
 
 
 def test_array_api_compat_module_as_backend_passes(tmp_path):
-    done = run_cli("check", "--backend", "array_api_compat.numpy", cwd=tmp_path)
+    # Its arrays are NumPy's, the backend of json_run's whole run: a few checks here.
+    name = "array_api_compat.numpy"
+    done = run_cli("check", "--backend", name, cwd=tmp_path, PYTEST_ADDOPTS=FEW_CHECKS)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert f"checking {name}: 4 checks" in done.stderr
+    assert f"{name}: 4 passed" in done.stderr
+    assert name in done.stdout  # named in the matrix and the versions' line
     assert "all conformance checks passed" in done.stdout
 
 
@@ -265,11 +295,13 @@ def test_output_into_a_closed_pipe_ends_quietly_with_the_checks_outcome():
     """``portagather check --json | head``: the reader has gone before the report is written;
     the command ends with the checks' own exit code (0: they passed), and no traceback."""
     command = [sys.executable, "-m", "portagather", "check", "--json", "--backend", "numpy"]
-    done = subprocess.Popen(command, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env = _env(PYTEST_ADDOPTS=FEW_CHECKS)  # the command around the checks is what is tested
+    done = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert done.stdout is not None
     done.stdout.close()  # before anything is written, whatever the pipe's buffer holds
     _, err = done.communicate(timeout=300)
     assert "Traceback" not in err.decode(), err.decode()[-2000:]
+    assert "numpy: 4 passed" in err.decode()  # the checks ran, and passed
     assert done.returncode == 0
 
 

@@ -59,11 +59,17 @@ def _calls(params, points, rows, index_d):
 
 @pytest.fixture(scope="module")
 def cluster_client():
+    """One cluster for the module: three worker processes of 400 MB each, smaller than the
+    params that test_points_from_params_larger_than_any_worker gathers from."""
     import distributed
 
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+            n_workers=3,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit="400MB",
+            dashboard_address=":0",
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
@@ -194,26 +200,8 @@ def test_more_elements_than_int64_counts_stays_lazy_and_reads_right():
         pg.gather_nd(big, [[2**32, 0]]).compute()
 
 
-@pytest.fixture(scope="module")
-def small_workers():
-    """Three worker processes of 400 MB each, smaller than the params gathered from."""
-    import distributed
-
-    with (
-        distributed.LocalCluster(
-            n_workers=3,
-            threads_per_worker=1,
-            processes=True,
-            memory_limit="400MB",
-            dashboard_address=":0",
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        yield client
-
-
 @pytest.mark.parametrize("policy", ["error", "ignore"])
-def test_points_from_params_larger_than_any_worker(small_workers, policy):
+def test_points_from_params_larger_than_any_worker(cluster_client, policy):
     """params of 512 MB (made on the workers, never on the client) spread over workers of
     400 MB each: every index is routed to the worker holding its block. params[i, j] is
     i * n + j, so the expected values need no copy of params."""
@@ -232,7 +220,7 @@ def test_points_from_params_larger_than_any_worker(small_workers, policy):
     if policy == "ignore":
         wanted[::1000] = -1
     np.testing.assert_array_equal(out, wanted)
-    assert len(small_workers.scheduler_info()["workers"]) == 3  # none was lost
+    assert len(cluster_client.scheduler_info()["workers"]) == 3  # none was lost
 
 
 SHARDED = textwrap.dedent(
