@@ -712,7 +712,9 @@ class _Pair:
             if self.data.dtype == object:  # Python ints past every NumPy integer
                 msg = f"{self.data_name} holds integers that no integer dtype holds"
                 raise ValueError(msg + f"; got {shown(self.data_given)}")
-            if not self.from_values[1] and not aac.is_numpy_namespace(self.xp):
+            # Values beside an index array become arrays of its namespace, unless the index
+            # is of the kind they are already (NumPy's arrays: :func:`python_values`' own).
+            if not self.from_values[1] and not isinstance(self.indices, type(self.data)):
                 device = device_for_new(self.indices)
                 try:
                     self.data = self.xp.asarray(self.data_given, device=device)
