@@ -585,13 +585,22 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
     """
     reduce = "add" if accumulate else "update"
     ordered = accumulate and torch_deterministic()
-    with renamed(_PUT_NAMES, ways_out("portagather.compat.torch.index_put", "scatter_nd")):
+    # (A try, not a with, and one renamed context for every call, as take_along_dim's: the
+    # context's making, its enter and its exit are a share of this small call.)
+    try:
         route, input, vectors, values = parts_call(_INDEX_PUT, input, indices, values, reduce,
                                                    ordered)  # fmt: skip
         return _api.scatter_route(route, input, vectors, values, ordered)
+    except _RENAMED_TYPES as err:
+        _PUT_RENAMED.__exit__(type(err), err, err.__traceback__)  # raises it renamed
+        raise
 
 
-_PUT_NAMES = {"updates": "values"}
+#: ``index_put``'s renames (PyTorch's name of the updates) and ways out: one for all calls
+#: (it keeps no state of a call).
+_PUT_RENAMED = renamed(
+    {"updates": "values"}, ways_out("portagather.compat.torch.index_put", "scatter_nd")
+)
 
 
 def segment_reduce(
