@@ -20,8 +20,10 @@ default policy, PyTorch's ``segment_reduce`` ``segment_csr`` (``offsets=``; ``le
 core's checked call of them, which makes their offsets, and beside it ``segment_csr`` of
 those offsets), ``index_put`` the core's checked call of its tuple (``_routes.parts_call``,
 which stacks it, and the route's scatter), and beside it ``scatter_nd`` of the stacked
-index vectors, ``take_along_dim(dim=None)`` the core's gather of the flattened arrays at
-PyTorch's range, ``[0, n)`` (``_api.run_gather`` of its operation), and beside it
+index vectors, ``take_along_dim(dim=None)`` the core's gather from the flattened data at
+PyTorch's range, ``[0, n)`` (``_api.run_flat_gather`` of its operation, which flattens the
+arrays itself; in a tree without it, ``_api.run_gather`` of the flattened arrays, the call
+its front end made then), and beside it ``_api.run_gather`` of the flattened arrays and
 ``take_along_axis`` of them (whose range is ``[-n, n)``). ``pg.segment_sum`` is printed too,
 the public call the issue measured against. Every call is checked to return the core
 call's value before it is timed.
@@ -145,10 +147,20 @@ def _cases(lib: str) -> list[tuple[str, Callable[[], Any], Callable[[], Any], bo
                   lambda: pgt.index_put(data, (rows, cols), updates),
                   lambda: pg.scatter_nd(data, stacked, updates), True))  # fmt: skip
     flat = pgt._GATHER_FLAT
+
+    def from_flattened() -> Any:
+        return _api.run_flat_gather(flat, data, flat_index, "error", 0)
+
+    def of_flattened() -> Any:
+        return _api.run_gather(flat, flat_data, flat_index, (0,), "error", 0)
+
+    # (A tree without run_flat_gather: the gather of the flattened arrays, the core call its
+    # front end made.)
+    flat_core = from_flattened if hasattr(_api, "run_flat_gather") else of_flattened
     cases.append(("torch.take_along_dim(dim=None)",
-                  lambda: pgt.take_along_dim(data, flat_index),
-                  lambda: _api.run_gather(flat, flat_data, flat_index, (0,), "error", 0),
-                  True))  # fmt: skip
+                  lambda: pgt.take_along_dim(data, flat_index), flat_core, True))  # fmt: skip
+    cases.append(("  (take_along vs the gather of the flattened)",
+                  lambda: pgt.take_along_dim(data, flat_index), of_flattened, True))  # fmt: skip
     cases.append(("  (vs pg.take_along_axis, range [-n, n))",
                   lambda: pgt.take_along_dim(data, flat_index),
                   lambda: pg.take_along_axis(flat_data, flat_index, axis=0), True))  # fmt: skip

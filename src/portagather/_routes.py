@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+import array_api_compat as aac
 import numpy as np
 
 from ._arrays import dtype_kind, dtype_name, mean_division, reduction_identity
@@ -57,6 +58,7 @@ from ._plan import (
     plan_segments,
 )
 from ._scalars import check_fill_value, fill_value_kind, fill_value_shape
+from ._values import is_array, python_values
 from .engines import KEYED_ENGINES, Engine, engine_for
 from .engines.scatter import NO_PROMISES, ScatterPromises
 
@@ -243,6 +245,49 @@ def gather_call(
 
 
 _GATHER_KEY = options_key(gather_call, ("data", "indices"), scalars=("fill_value",))
+
+
+def flat_call(
+    op: Operation, data: Any, indices: Any, bad_indices: object, fill_value: object
+) -> tuple[Route, Any, Any]:
+    """``(route, data, indices)`` of a gather from the flattened data at the flattened index,
+    the flat position being the index (PyTorch's ``take_along_dim(dim=None)``): the
+    :func:`gather_call` of the two as vectors, along axis 0 (`op`'s planner plans them),
+    kept under the key of the arrays as given, so that a call seen before runs no check and
+    only flattens them, by its engine (:meth:`Engine.flattened`). `data` and `indices` come
+    back as vectors of the route's namespace."""
+    key = route = None
+    options = _FLAT_KEY(op, data, indices, bad_indices, fill_value)
+    if options is not None:  # (a tensor as fill_value hashes by identity: no key)
+        key, route = call_key(options, data, indices)
+    if route is not None:
+        flat = route.engine.flattened
+        return route, flat(data), flat(indices)
+    data_name, index_name = op.names
+    # Python values as data stay NumPy's, in their dtype, unless the index is an array of
+    # another namespace: then a list, which the checked call makes an array of that
+    # namespace (as it makes values beside such an index: _Pair.data_array).
+    listed = is_array(indices) and not aac.is_numpy_namespace(aac.array_namespace(indices))
+    flat_data = _flat(data, data_name, text=True, listed=listed)
+    route, data, indices = gather_call(
+        op, flat_data, _flat(indices, index_name), _AXIS_0, bad_indices, fill_value
+    )
+    keep(key, route)
+    return route, data, indices
+
+
+_FLAT_KEY = options_key(flat_call, ("data", "indices"), scalars=("fill_value",))
+_AXIS_0 = (0,)
+
+
+def _flat(x: Any, name: str, text: bool = False, listed: bool = True) -> Any:
+    """`x` flattened for :func:`flat_call`'s checked call: an array as a vector of its
+    namespace (:meth:`Engine.flattened`), Python values (their kind checked, as the checked
+    call checks it) as a flat list (else, not `listed`, a flat NumPy array)."""
+    if is_array(x):
+        return engine_for(aac.array_namespace(x)).flattened(x)
+    values = python_values(x, name, text=text).reshape(-1)
+    return values.tolist() if listed else values
 
 
 def scatter_call(
