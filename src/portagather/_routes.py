@@ -260,9 +260,11 @@ def flat_call(
     options = _FLAT_KEY(op, data, indices, bad_indices, fill_value)
     if options is not None:  # (a tensor as fill_value hashes by identity: no key)
         key, route = call_key(options, data, indices)
-    if route is not None:
-        flat = route.engine.flattened
-        return route, flat(data), flat(indices)
+    if route is not None:  # (a vector, the common index, as it is, without a call)
+        engine = route.engine
+        if data.ndim != 1:
+            data = engine.flattened(data)
+        return route, data, indices if indices.ndim == 1 else engine.flattened(indices)
     data_name, index_name = op.names
     # Python values as data stay NumPy's, in their dtype, unless the index is an array of
     # another namespace: then a list, which the checked call makes an array of that

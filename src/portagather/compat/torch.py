@@ -57,7 +57,15 @@ from .._arrays import dtype_kind, dtype_name, per_segment, reduction_identity
 from .._errors import BadIndex
 from .._options import SEGMENT_REDUCTIONS, int_argument, one_of
 from .._plan import GatherPlan, SegmentsGiven, plan_gather, plan_gather_d
-from .._routes import Operation, Route, counting_route, gather_call, parts_call, scatter_call
+from .._routes import (
+    Operation,
+    Route,
+    counting_route,
+    flat_call,
+    gather_call,
+    parts_call,
+    scatter_call,
+)
 from .._segment_csr import _csr as pg_csr
 from .._types import Reduction
 from .._values import check_python_values, is_array, python_values
@@ -140,10 +148,12 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
     """
     if dim is None:  # PyTorch gathers from the flattened input, rejecting negatives
         # The core's gather from the flattened data (the flat position is the index), which
-        # keeps its route under the arrays as given and flattens them itself. (A try, not a
-        # with: the renamed context's enter and exit cost the flat call more.)
+        # keeps its route under the arrays as given and flattens them itself: its checked
+        # call and its route's steps (_api.run_flat_gather's, without its frame). (A try,
+        # not a with: the renamed context's enter and exit cost the flat call more.)
         try:
-            return _api.run_flat_gather(_GATHER_FLAT, input, indices, "error", 0)
+            route, flat_input, flat = flat_call(_GATHER_FLAT, input, indices, "error", 0)
+            return _api.gather_route(route, flat_input, flat, _GATHER_FLAT, _AXIS_0)
         except _RENAMED_TYPES as err:
             _FLAT_RENAMED.__exit__(type(err), err, err.__traceback__)  # raises it renamed
             raise
@@ -155,6 +165,7 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
 #: ``take_along_dim(dim=None)``'s renames and ways out (it keeps no state of a call: one for
 #: all).
 _FLAT_RENAMED = renamed(_NAMES, ways_out("portagather.compat.torch.take_along_dim", "gather_d"))
+_AXIS_0 = (0,)  # (its gather's axis)
 
 
 def _renamed(name: str, src_name: str = "src") -> renamed:
