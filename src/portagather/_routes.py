@@ -287,7 +287,7 @@ def _flat(x: Any, name: str, text: bool = False, listed: bool = True) -> Any:
     namespace (:meth:`Engine.flattened`), Python values (their kind checked, as the checked
     call checks it) as a flat list (else, not `listed`, a flat NumPy array)."""
     if is_array(x):
-        return engine_for(aac.array_namespace(x)).flattened(x)
+        return x if x.ndim == 1 else engine_for(aac.array_namespace(x)).flattened(x)
     values = python_values(x, name, text=text).reshape(-1)
     return values.tolist() if listed else values
 

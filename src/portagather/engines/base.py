@@ -105,10 +105,11 @@ class Engine:
         return x
 
     def flattened(self, x: Any) -> Any:
-        """Array `x` as a vector, its elements in row-major order (a gather from the
-        flattened data, ``_routes.flat_call``): the namespace's reshape of `x` laid out
-        (:meth:`laid_out`: Dask's reshape fails on zero-size chunks); a vector as it is."""
-        return x if x.ndim == 1 else self.xp.reshape(self.laid_out(x), (-1,))
+        """Array `x`, of any rank but one (its callers leave a vector as it is), as a vector,
+        its elements in row-major order (a gather from the flattened data,
+        ``_routes.flat_call``): the namespace's reshape of `x` laid out (:meth:`laid_out`:
+        Dask's reshape fails on zero-size chunks)."""
+        return self.xp.reshape(self.laid_out(x), (-1,))
 
     def blocked_like(self, x: Any, like: Any) -> Any:
         """`x` in the blocks of `like` along its axes (`x` has ``like.shape[:x.ndim]``), so

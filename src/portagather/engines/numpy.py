@@ -36,7 +36,7 @@ class NumPyEngine(Engine):
     def flattened(self, x: Any) -> Any:
         # The array's own ravel (reshape(-1)'s values, a view where it can be), without the
         # namespace wrapper's call, which costs a small call more than the ravel.
-        return x if x.ndim == 1 else x.ravel()
+        return x.ravel()
 
     def route_keys(self, arrays: tuple[Any, ...]) -> Any:
         return tuple([(x.shape, x.dtype) for x in arrays])
