@@ -22,10 +22,11 @@ core's checked call of them, which makes their offsets, and beside it ``segment_
 those offsets), ``index_put`` the core's checked call of its tuple (``_routes.parts_call``,
 which stacks it, and the route's scatter), and beside it ``scatter_nd`` of the stacked
 index vectors, ``take_along_dim(dim=None)`` the core's gather from the flattened data at
-PyTorch's range, ``[0, n)`` (``_api.run_flat_gather`` of its operation, which flattens the
-arrays itself; in a tree without it, ``_api.run_gather`` of the flattened arrays, the call
-its front end made then), and beside it ``_api.run_gather`` of the flattened arrays and
-``take_along_axis`` of them (whose range is ``[-n, n)``). ``pg.segment_sum`` is printed too,
+PyTorch's range, ``[0, n)`` (``_routes.flat_call`` of its operation, which flattens the
+arrays itself, and the route's ``_api.gather_route``; in a tree without it,
+``_api.run_gather`` of the flattened arrays, the call its front end made then), and beside
+it ``_api.run_gather`` of the flattened arrays and ``take_along_axis`` of them (whose range
+is ``[-n, n)``). ``pg.segment_sum`` is printed too,
 the public call the issue measured against. Every call is checked to return the core
 call's value before it is timed.
 """
@@ -44,7 +45,7 @@ import numpy as np
 def _cases(lib: str) -> list[tuple[str, Callable[[], Any], Callable[[], Any], bool]]:
     """``(name, front end, core call, same value)`` of every pair, on `lib`'s arrays."""
     import portagather as pg
-    from portagather import _api
+    from portagather import _api, _routes
     from portagather._api import segment_reduce
     from portagather._plan import SegmentsGiven
     from portagather._routes import parts_call
@@ -150,14 +151,15 @@ def _cases(lib: str) -> list[tuple[str, Callable[[], Any], Callable[[], Any], bo
     flat = pgt._GATHER_FLAT
 
     def from_flattened() -> Any:
-        return _api.run_flat_gather(flat, data, flat_index, "error", 0)
+        route, x, index = _routes.flat_call(flat, data, flat_index, "error", 0)
+        return _api.gather_route(route, x, index, flat, (0,))
 
     def of_flattened() -> Any:
         return _api.run_gather(flat, flat_data, flat_index, (0,), "error", 0)
 
-    # (A tree without run_flat_gather: the gather of the flattened arrays, the core call its
-    # front end made.)
-    flat_core = from_flattened if hasattr(_api, "run_flat_gather") else of_flattened
+    # (A tree without flat_call: the gather of the flattened arrays, the core call its front
+    # end made.)
+    flat_core = from_flattened if hasattr(_routes, "flat_call") else of_flattened
     cases.append(("torch.take_along_dim(dim=None)",
                   lambda: pgt.take_along_dim(data, flat_index), flat_core, True))  # fmt: skip
     cases.append(("  (take_along vs the gather of the flattened)",

@@ -36,7 +36,6 @@ from ._routes import (
     Route,
     SegmentRoute,
     SegmentScatters,
-    flat_call,
     gather_call,
     scatter_call,
     segment_call,
@@ -96,19 +95,6 @@ def run_gather(
     the index values."""
     route, data, indices = gather_call(op, data, indices, arguments, bad_indices, fill_value)
     return gather_route(route, data, indices, op, arguments)
-
-
-def run_flat_gather(
-    op: Operation, data: Any, indices: Any, bad_indices: object, fill_value: object
-) -> Any:
-    """A gather from the flattened data at the flattened index, the flat position being the
-    index (``_routes.flat_call``: PyTorch's ``take_along_dim(dim=None)``), then the steps
-    on the index values, as :func:`run_gather`'s."""
-    route, data, indices = flat_call(op, data, indices, bad_indices, fill_value)
-    return gather_route(route, data, indices, op, _AXIS_0)
-
-
-_AXIS_0 = (0,)
 
 
 def gather_route(

@@ -1,5 +1,5 @@
 """``compat.torch.take_along_dim(dim=None)``: the core's gather from the flattened data
-(``_api.run_flat_gather``), whose route is kept under the arrays as given, checked against
+(``_routes.flat_call``), whose route is kept under the arrays as given, checked against
 PyTorch's own ``torch.take_along_dim`` and a plain loop, cold and on a warm route."""
 
 from __future__ import annotations

@@ -149,8 +149,8 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
     if dim is None:  # PyTorch gathers from the flattened input, rejecting negatives
         # The core's gather from the flattened data (the flat position is the index), which
         # keeps its route under the arrays as given and flattens them itself: its checked
-        # call and its route's steps (_api.run_flat_gather's, without its frame). (A try,
-        # not a with: the renamed context's enter and exit cost the flat call more.)
+        # call, then its route's steps. (A try, not a with: the renamed context's enter and
+        # exit cost the flat call more.)
         try:
             route, flat_input, flat = flat_call(_GATHER_FLAT, input, indices, "error", 0)
             return _api.gather_route(route, flat_input, flat, _GATHER_FLAT, _AXIS_0)
