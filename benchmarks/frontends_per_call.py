@@ -2,7 +2,7 @@
 
 Standalone: it times, on NumPy and PyTorch (CPU, one intra-op thread unless ``--threads``
 says more), each front end and the core call beside it, in interleaved rounds (each round
-times a batch of calls of every pair, in turn, the core call first every other round), and
+times a batch of calls of every pair, in turn, after a few untimed calls of the pair), and
 prints the median time per call of each, the median of the rounds' ratios, and the ratio
 of the two fastest rounds (the steadier one where other work shares the CPU). Run it
 against two trees to compare them::
@@ -219,15 +219,15 @@ def main() -> None:
                 front()
                 core()
         times: dict[str, tuple[list[float], list[float]]] = {c[0]: ([], []) for c in cases}
-        for r in range(args.rounds):
+        warm = max(args.calls // 10, 5)
+        for _ in range(args.rounds):
             for name, front, core, _same in cases:
-                # (The one timed first pays for following another call; every other round
-                # times the core call first, so neither pays it in every round.)
-                if r % 2:
-                    times[name][1].append(_batch(core, args.calls))
+                # (Untimed calls of the pair first: the batch timed first would otherwise pay
+                # for following the previous pair's calls, in every round.)
+                _batch(front, warm)
+                _batch(core, warm)
                 times[name][0].append(_batch(front, args.calls))
-                if not r % 2:
-                    times[name][1].append(_batch(core, args.calls))
+                times[name][1].append(_batch(core, args.calls))
         print(f"\n{lib}:")
         print(f"| {'front end':48} | front (us) | core (us) | ratio | of minima |")
         print(f"| {'-' * 48} | ---------- | --------- | ----- | --------- |")
