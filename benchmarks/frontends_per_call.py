@@ -1,7 +1,8 @@
 """Each compat front end against the core call it makes, per small call (10 x 3 float32).
 
-Standalone: it times, on NumPy and PyTorch (CPU), each front end and the core call beside
-it, in interleaved rounds (each round times a batch of calls of every pair, in turn), and
+Standalone: it times, on NumPy and PyTorch (CPU, one intra-op thread unless ``--threads``
+says more), each front end and the core call beside it, in interleaved rounds (each round
+times a batch of calls of every pair, in turn, after a few untimed calls of the pair), and
 prints the median time per call of each, the median of the rounds' ratios, and the ratio
 of the two fastest rounds (the steadier one where other work shares the CPU). Run it
 against two trees to compare them::
@@ -20,9 +21,12 @@ default policy, PyTorch's ``segment_reduce`` ``segment_csr`` (``offsets=``; ``le
 core's checked call of them, which makes their offsets, and beside it ``segment_csr`` of
 those offsets), ``index_put`` the core's checked call of its tuple (``_routes.parts_call``,
 which stacks it, and the route's scatter), and beside it ``scatter_nd`` of the stacked
-index vectors, ``take_along_dim(dim=None)`` the core's gather of the flattened arrays at
-PyTorch's range, ``[0, n)`` (``_api.run_gather`` of its operation), and beside it
-``take_along_axis`` of them (whose range is ``[-n, n)``). ``pg.segment_sum`` is printed too,
+index vectors, ``take_along_dim(dim=None)`` the core's gather from the flattened data at
+PyTorch's range, ``[0, n)`` (``_routes.flat_call`` of its operation, which flattens the
+arrays itself, and the route's ``_api.gather_route``; in a tree without it,
+``_api.run_gather`` of the flattened arrays, the call its front end made then), and beside
+it ``_api.run_gather`` of the flattened arrays and ``take_along_axis`` of them (whose range
+is ``[-n, n)``). ``pg.segment_sum`` is printed too,
 the public call the issue measured against. Every call is checked to return the core
 call's value before it is timed.
 """
@@ -41,7 +45,7 @@ import numpy as np
 def _cases(lib: str) -> list[tuple[str, Callable[[], Any], Callable[[], Any], bool]]:
     """``(name, front end, core call, same value)`` of every pair, on `lib`'s arrays."""
     import portagather as pg
-    from portagather import _api
+    from portagather import _api, _routes
     from portagather._api import segment_reduce
     from portagather._plan import SegmentsGiven
     from portagather._routes import parts_call
@@ -145,10 +149,21 @@ def _cases(lib: str) -> list[tuple[str, Callable[[], Any], Callable[[], Any], bo
                   lambda: pgt.index_put(data, (rows, cols), updates),
                   lambda: pg.scatter_nd(data, stacked, updates), True))  # fmt: skip
     flat = pgt._GATHER_FLAT
+
+    def from_flattened() -> Any:
+        route, x, index = _routes.flat_call(flat, data, flat_index, "error", 0)
+        return _api.gather_route(route, x, index, flat, (0,))
+
+    def of_flattened() -> Any:
+        return _api.run_gather(flat, flat_data, flat_index, (0,), "error", 0)
+
+    # (A tree without flat_call: the gather of the flattened arrays, the core call its front
+    # end made.)
+    flat_core = from_flattened if hasattr(_routes, "flat_call") else of_flattened
     cases.append(("torch.take_along_dim(dim=None)",
-                  lambda: pgt.take_along_dim(data, flat_index),
-                  lambda: _api.run_gather(flat, flat_data, flat_index, (0,), "error", 0),
-                  True))  # fmt: skip
+                  lambda: pgt.take_along_dim(data, flat_index), flat_core, True))  # fmt: skip
+    cases.append(("  (take_along vs the gather of the flattened)",
+                  lambda: pgt.take_along_dim(data, flat_index), of_flattened, True))  # fmt: skip
     cases.append(("  (vs pg.take_along_axis, range [-n, n))",
                   lambda: pgt.take_along_dim(data, flat_index),
                   lambda: pg.take_along_axis(flat_data, flat_index, axis=0), True))  # fmt: skip
@@ -181,10 +196,20 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=21, help="interleaved rounds (median)")
     parser.add_argument("--calls", type=int, default=200, help="calls per function per round")
     parser.add_argument("-k", default="", help="only the front ends whose name holds this")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="PyTorch's threads (harness.set_threads); default 1, as the "
+                        "harness's scripts")  # fmt: skip
     args = parser.parse_args()
+    from harness import set_threads
+
+    set_threads(args.threads, args.libs)
     import portagather
 
     print(f"portagather from {portagather.__file__}")
+    if "torch" in args.libs:
+        import torch
+
+        print(f"PyTorch threads: {torch.get_num_threads()}")
     print(f"median of {args.rounds} interleaved rounds of {args.calls} calls; us per call")
     for lib in args.libs:
         cases = [c for c in _cases(lib) if args.k in c[0]]
@@ -194,8 +219,13 @@ def main() -> None:
                 front()
                 core()
         times: dict[str, tuple[list[float], list[float]]] = {c[0]: ([], []) for c in cases}
+        warm = max(args.calls // 10, 5)
         for _ in range(args.rounds):
             for name, front, core, _same in cases:
+                # (Untimed calls of the pair first: the batch timed first would otherwise pay
+                # for following the previous pair's calls, in every round.)
+                _batch(front, warm)
+                _batch(core, warm)
                 times[name][0].append(_batch(front, args.calls))
                 times[name][1].append(_batch(core, args.calls))
         print(f"\n{lib}:")

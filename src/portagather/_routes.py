@@ -2,10 +2,11 @@
 
 Each public function (the gathers, the scatters, the segment reductions and ``segment_csr``,
 and each compat front end through them) passes its arguments to one entry point here
-(:func:`gather_call`, :func:`scatter_call`, :func:`segment_call`, :func:`csr_call`), which
-runs the argument checks (``_options``: the options; ``_operands``: the data, the index, the
-updates, ``fill_value`` and ``empty_value``, as arrays or Python values) in their one order
-and returns the checked call.
+(:func:`gather_call`, :func:`flat_call`, :func:`scatter_call`, :func:`parts_call`,
+:func:`segment_call`, :func:`csr_call`), which runs the argument checks (``_options``: the
+options; ``_operands``: the data, the index, the updates, ``fill_value``, ``empty_value`` and
+``num_segments``, as arrays or Python values) in their one order and returns the checked
+call.
 
 A call is checked once per call signature: the first call of a key (:func:`call_key`: the
 entry point's options as written, derived from its signature by :func:`options_key`, and
@@ -28,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+import array_api_compat as aac
 import numpy as np
 
 from ._arrays import dtype_kind, dtype_name, mean_division, reduction_identity
@@ -44,8 +46,10 @@ from ._operands import (
     fill_value_kind,
     fill_value_shape,
     fitted_updates,
+    is_array,
     num_segments_argument,
     plan_for,
+    python_values,
     read_num_segments,
     static_shape,
 )
@@ -255,6 +259,51 @@ def gather_call(
 
 
 _GATHER_KEY = options_key(gather_call, ("data", "indices"), scalars=("fill_value",))
+
+
+def flat_call(
+    op: Operation, data: Any, indices: Any, bad_indices: object, fill_value: object
+) -> tuple[Route, Any, Any]:
+    """``(route, data, indices)`` of a gather from the flattened data at the flattened index,
+    the flat position being the index (PyTorch's ``take_along_dim(dim=None)``): the
+    :func:`gather_call` of the two as vectors, along axis 0 (`op`'s planner plans them),
+    kept under the key of the arrays as given, so that a call seen before runs no check and
+    only flattens them, by its engine (:meth:`Engine.flattened`). `data` and `indices` come
+    back as vectors of the route's namespace."""
+    key = route = None
+    options = _FLAT_KEY(op, data, indices, bad_indices, fill_value)
+    if options is not None:  # (a tensor as fill_value hashes by identity: no key)
+        key, route = call_key(options, data, indices)
+    if route is not None:  # (a vector, the common index, as it is, without a call)
+        engine = route.engine
+        if data.ndim != 1:
+            data = engine.flattened(data)
+        return route, data, indices if indices.ndim == 1 else engine.flattened(indices)
+    data_name, index_name = op.names
+    # Python values as data stay NumPy arrays, in their dtype, beside an index of that kind;
+    # beside an index array of another kind, a list, which the checked call makes an array
+    # of the index's namespace (as it makes values beside such an index: _Pair.data_array).
+    listed = is_array(indices) and not isinstance(indices, np.ndarray)
+    flat_data = _flat(data, data_name, text=True, listed=listed)
+    route, data, indices = gather_call(
+        op, flat_data, _flat(indices, index_name), _AXIS_0, bad_indices, fill_value
+    )
+    keep(key, route)
+    return route, data, indices
+
+
+_FLAT_KEY = options_key(flat_call, ("data", "indices"), scalars=("fill_value",))
+_AXIS_0 = (0,)
+
+
+def _flat(x: Any, name: str, text: bool = False, listed: bool = True) -> Any:
+    """`x` flattened for :func:`flat_call`'s checked call: an array as a vector of its
+    namespace (:meth:`Engine.flattened`), Python values (their kind checked, as the checked
+    call checks it) as a flat list (else, not `listed`, a flat NumPy array)."""
+    if is_array(x):
+        return x if x.ndim == 1 else engine_for(aac.array_namespace(x)).flattened(x)
+    values = python_values(x, name, text=text).reshape(-1)
+    return values.tolist() if listed else values
 
 
 def scatter_call(

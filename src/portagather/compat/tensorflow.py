@@ -43,7 +43,7 @@ from .._arrays import dtype_name
 from .._options import one_of
 from .._routes import scatter_call
 from .._types import Reduction
-from ._common import renamed, ways_out, zeros_of
+from ._common import _RENAMED_TYPES, renamed, ways_out, zeros_of
 
 __all__ = [
     "gather",
@@ -337,9 +337,31 @@ def tensor_scatter_nd_sub(
     >>> tf.tensor_scatter_nd_sub(np.arange(1, 9), [[4], [3], [1], [7]], [9, 10, 11, 12])
     array([ 1, -9,  3, -6, -4,  6,  7, -4])
     """
-    return _sub(
-        tensor, indices, updates, bad_indices_policy, "tensor_scatter_nd_sub", deterministic
-    )
+    policy = _policy(bad_indices_policy)
+    # One checked call of the core (its checks as an add's), then the updates negated in the
+    # tensor's dtype, then the route's scatter. (A try, not a with, and one renamed context
+    # for every call: the context's making, its enter and its exit are a share of this
+    # small call, beside which the negation is the front end's one step of its own.)
+    try:
+        route, tensor, indices, updates = scatter_call(
+            _api.SCATTER_ND, tensor, indices, updates, (0,), "add", policy, False, False,
+            deterministic,
+        )  # fmt: skip
+        if route.reduction != "add":  # bool's OR (the core refused the other non-numbers)
+            msg = (
+                "tensor_scatter_nd_sub needs tensor of a numeric dtype; got "
+                f"{dtype_name(tensor.dtype)}"
+            )
+            raise TypeError(msg)
+        return _api.scatter_route(route, tensor, indices, -updates, deterministic)
+    except _RENAMED_TYPES as err:
+        _SUB_RENAMED.__exit__(type(err), err, err.__traceback__)  # raises it renamed
+        raise
+
+
+#: ``tensor_scatter_nd_sub``'s renames and ways out: one for all calls (it keeps no state of
+#: a call).
+_SUB_RENAMED = renamed(_TENSOR, _ways("tensor_scatter_nd_sub", "scatter_nd", policy=True))
 
 
 def tensor_scatter_nd_min(
@@ -384,21 +406,3 @@ def tensor_scatter_nd_max(
     return _tensor_scatter(
         "tensor_scatter_nd_max", tensor, indices, updates, "max", bad_indices_policy
     )
-
-
-def _sub(
-    tensor: Any, indices: Any, updates: Any, bad_indices_policy: str, front: str,
-    deterministic: bool = False,
-) -> Any:  # fmt: skip
-    """The add of the negated updates, as one checked call of the core: its checks (as an
-    add), then the updates negated in the tensor's dtype, then the route's scatter."""
-    policy = _policy(bad_indices_policy)
-    with renamed(_TENSOR, _ways(front, "scatter_nd", policy=True)):
-        route, tensor, indices, updates = scatter_call(
-            _api.SCATTER_ND, tensor, indices, updates, (0,), "add", policy, False, False,
-            deterministic,
-        )  # fmt: skip
-        if route.reduction != "add":  # bool's OR (the core refused the other non-numbers)
-            msg = f"{front} needs tensor of a numeric dtype; got {dtype_name(tensor.dtype)}"
-            raise TypeError(msg)
-        return _api.scatter_route(route, tensor, indices, -updates, deterministic)

@@ -58,10 +58,17 @@ from .._errors import BadIndex
 from .._operands import check_python_values, is_array, python_values
 from .._options import SEGMENT_REDUCTIONS, int_argument, one_of
 from .._plan import GatherPlan, SegmentsGiven, plan_gather, plan_gather_d
-from .._routes import Operation, Route, counting_route, gather_call, parts_call, scatter_call
+from .._routes import (
+    Operation,
+    Route,
+    counting_route,
+    flat_call,
+    gather_call,
+    parts_call,
+    scatter_call,
+)
 from .._segment_csr import _csr as pg_csr
 from .._types import Reduction
-from ..engines import KEYED_ENGINES, engine_for
 from ._common import (
     _RENAMED_TYPES,
     as_int,
@@ -140,23 +147,12 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
     array([50, 10])
     """
     if dim is None:  # PyTorch gathers from the flattened input, rejecting negatives
-        # (A try, not a with: the renamed context's enter and exit cost the flat call more.)
+        # The core's gather from the flattened data (the flat position is the index), which
+        # keeps its route under the arrays as given and flattens them itself: its checked
+        # call, then its route's steps. (A try, not a with: the renamed context's enter and
+        # exit cost the flat call more.)
         try:
-            if type(indices) is type(input) and type(input) in KEYED_ENGINES:  # (the common call)
-                # A keyed type's arrays (NumPy's, PyTorch's) flatten by their own method
-                # (ravel: reshape(-1)'s values, a view where it can be, at less cost), without
-                # the namespace's wrapper's call.
-                flat_input = input if input.ndim == 1 else input.ravel()
-                flat = indices if indices.ndim == 1 else indices.ravel()
-            else:
-                # (Python values as data stay NumPy's, in their dtype, unless the index is
-                # an array of another namespace, whose arrays they then become, as the core
-                # makes them from a list.)
-                listed = is_array(indices) and not isinstance(indices, np.ndarray)
-                flat_input = _flat(input, "x", text=True, listed=listed)
-                flat = _flat(indices, "indices")
-            route, flat_input, flat = gather_call(_GATHER_FLAT, flat_input, flat, _AXIS_0,
-                                                  "error", 0)  # fmt: skip
+            route, flat_input, flat = flat_call(_GATHER_FLAT, input, indices, "error", 0)
             return _api.gather_route(route, flat_input, flat, _GATHER_FLAT, _AXIS_0)
         except _RENAMED_TYPES as err:
             _FLAT_RENAMED.__exit__(type(err), err, err.__traceback__)  # raises it renamed
@@ -166,27 +162,10 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:
         return _api.take_along_axis(input, indices, axis=dim)
 
 
-#: ``take_along_dim(dim=None)``'s ways out, and its gather's axis.
-_FLAT_WAYS = ways_out("portagather.compat.torch.take_along_dim", "gather_d")
-_FLAT_RENAMED = renamed(_NAMES, _FLAT_WAYS)  # (it keeps no state of a call: one for all)
-_AXIS_0 = (0,)
-
-
-def _flat_array(engine: Any, x: Any) -> Any:
-    """Array `x` of `engine` as a vector (laid out first: Dask's reshape fails on zero-size
-    chunks)."""
-    return x if x.ndim == 1 else engine.xp.reshape(engine.laid_out(x), (-1,))
-
-
-def _flat(x: Any, name: str, text: bool = False, listed: bool = True) -> Any:
-    """`x` flattened for ``take_along_dim(dim=None)``: an array as a vector of its namespace
-    (laid out first: Dask's reshape fails on zero-size chunks), Python values (their kind
-    checked, as the core checks it) as a flat list (else, not `listed`, a flat NumPy array),
-    which the core's checked call takes."""
-    if is_array(x):
-        return _flat_array(engine_for(namespace_of(x)), x)
-    values = python_values(x, name, text=text).reshape(-1)
-    return values.tolist() if listed else values
+#: ``take_along_dim(dim=None)``'s renames and ways out (it keeps no state of a call: one for
+#: all).
+_FLAT_RENAMED = renamed(_NAMES, ways_out("portagather.compat.torch.take_along_dim", "gather_d"))
+_AXIS_0 = (0,)  # (its gather's axis)
 
 
 def _renamed(name: str, src_name: str = "src") -> renamed:
@@ -585,13 +564,22 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
     """
     reduce = "add" if accumulate else "update"
     ordered = accumulate and torch_deterministic()
-    with renamed(_PUT_NAMES, ways_out("portagather.compat.torch.index_put", "scatter_nd")):
+    # (A try, not a with, and one renamed context for every call, as take_along_dim's: the
+    # context's making, its enter and its exit are a share of this small call.)
+    try:
         route, input, vectors, values = parts_call(_INDEX_PUT, input, indices, values, reduce,
                                                    ordered)  # fmt: skip
         return _api.scatter_route(route, input, vectors, values, ordered)
+    except _RENAMED_TYPES as err:
+        _PUT_RENAMED.__exit__(type(err), err, err.__traceback__)  # raises it renamed
+        raise
 
 
-_PUT_NAMES = {"updates": "values"}
+#: ``index_put``'s renames (PyTorch's name of the updates) and ways out: one for all calls
+#: (it keeps no state of a call).
+_PUT_RENAMED = renamed(
+    {"updates": "values"}, ways_out("portagather.compat.torch.index_put", "scatter_nd")
+)
 
 
 def segment_reduce(

@@ -104,6 +104,13 @@ class Engine:
         blocks); here, as it is."""
         return x
 
+    def flattened(self, x: Any) -> Any:
+        """Array `x`, of any rank but one (its callers leave a vector as it is), as a vector,
+        its elements in row-major order (a gather from the flattened data,
+        ``_routes.flat_call``): the namespace's reshape of `x` laid out (:meth:`laid_out`:
+        Dask's reshape fails on zero-size chunks)."""
+        return self.xp.reshape(self.laid_out(x), (-1,))
+
     def blocked_like(self, x: Any, like: Any) -> Any:
         """`x` in the blocks of `like` along its axes (`x` has ``like.shape[:x.ndim]``), so
         that a step that reads the two block by block pairs them (a lazy backend's); here, as
