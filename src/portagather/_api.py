@@ -12,7 +12,7 @@ scatter of the rows into the reduction's identity, or the engine's own plan, the
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -281,6 +281,10 @@ def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = F
             data, ids, route.num_segments, SEGMENT_SCATTERS[route.reduce], route.identity,
             scatters.policy, scatters.scatter.plan.report, route.counting, route.ids_sorted,
         )  # fmt: skip
+    too_large = scatters.too_large
+    if planned is None and scatters.kernels is not None:
+        planned = _kernel_rows(route, scatters.kernels, data, ids)
+        too_large = planned is None  # (every id was in range: none dropped, none too large)
     if planned is None:
         planned = _scatter_rows(route, scatters, data, ids)
     result, count = planned
@@ -289,7 +293,7 @@ def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = F
         # rows would be, by adding the data's (empty, so zero) sum. Only floating data has
         # gradients (and PyTorch has no addition for some unsigned dtypes).
         result = result + route.xp.sum(data, dtype=data.dtype)
-    if scatters.too_large:
+    if too_large:
         result = _enforce_too_large(route, scatters, access, ids, result)
     if route.reduce == "mean":
         # A traced total's divisor is gathered: one rounding under jit, as in eager calls.
@@ -323,6 +327,26 @@ def _scatter_rows(
     zeros = engine.full((route.num_segments,), 0, wide, data)
     ones = route.xp.ones_like(ids, dtype=wide)
     return scatter_with_count(scatters.scatter, scatters.count, init, zeros, ids, data, ones)
+
+
+def _kernel_rows(
+    route: SegmentRoute,
+    kernels: tuple[Callable[..., Any], Callable[..., Any] | None],
+    data: Any,
+    ids: Any,
+) -> tuple[Any, Any] | None:
+    """:func:`_scatter_rows` by the engine's checked `kernels` alone (``SegmentScatters``'s:
+    the scatter's, and the count's where the call counts); None where an id is not in
+    ``[0, n)``. A kernel that refuses may have written part of its target (PyTorch checks
+    each id as it adds its row), so the caller's next step starts from a new identity."""
+    engine, (scatter, counter) = route.engine, kernels
+    result = scatter(engine.full(route.result_shape, route.identity, route.dtype, data), ids, data)
+    if result is None or counter is None:
+        return None if result is None else (result, None)
+    wide = engine.wide_index_dtype(ids)
+    zeros = engine.full((route.num_segments,), 0, wide, data)
+    count = counter(zeros, ids, route.xp.ones_like(ids, dtype=wide))
+    return None if count is None else (result, count)
 
 
 def _enforce_too_large(

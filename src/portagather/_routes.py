@@ -461,6 +461,12 @@ class SegmentScatters:
     count: Route | None
     policy: str
     too_large: bool
+    #: With `too_large`, the engine's checked kernels under ``"error"`` of the scatter and of
+    #: the count (None where the call does not count), which ``_api.segment_route`` tries
+    #: first: ids all in ``[0, n)``, the common case, leave nothing to drop and nothing past
+    #: the end to check, so the kernels' own range read is the call's only one. None where
+    #: the engine has no kernel for either.
+    kernels: tuple[Callable[..., Any], Callable[..., Any] | None] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -637,10 +643,8 @@ def _segment_route(
         division, division_dtype = mean_division(xp, engine, data)
     shape = (num_segments, *inner)
     floating = dtype_kind(xp, dtype) in _DIFFERENTIABLE
-    scatters = {}
-    for resolved in dict.fromkeys(resolve_default(policy, access) for access in _ACCESSES):
-        too_large = drop_negative and resolved == "error"
-        runs = "ignore" if too_large else resolved
+
+    def scatters_under(runs: str, too_large: bool) -> SegmentScatters:
         scatter = _scatter_into_new(
             xp, engine, shape, id_shape, id_dtype, runs, SEGMENT_SCATTERS[reduce], dtype,
             ids_sorted, ids_name,
@@ -651,9 +655,20 @@ def _segment_route(
                 xp, engine, (num_segments,), id_shape, id_dtype, runs, "add",
                 count_dtype, ids_sorted, "segment_ids",
             )  # fmt: skip
-        scatters[resolved] = SegmentScatters(
-            scatter=scatter, count=count, policy=runs, too_large=too_large
+        kernels = None
+        if too_large:
+            checked = scatters_under("error", False)
+            counter = None if checked.count is None else checked.count.kernel
+            if checked.scatter.kernel is not None and (counter is not None or not counting):
+                kernels = (checked.scatter.kernel, counter)
+        return SegmentScatters(
+            scatter=scatter, count=count, policy=runs, too_large=too_large, kernels=kernels
         )
+
+    scatters = {}
+    for resolved in dict.fromkeys(resolve_default(policy, access) for access in _ACCESSES):
+        too_large = drop_negative and resolved == "error"
+        scatters[resolved] = scatters_under("ignore" if too_large else resolved, too_large)
     return SegmentRoute(
         xp=xp, engine=engine, num_segments=num_segments, result_shape=shape, dtype=dtype,
         policy=policy, ids_sorted=ids_sorted, reduce=reduce, counting=counting,
