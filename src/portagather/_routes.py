@@ -181,9 +181,10 @@ _MAX_ROUTES = 1024
 
 
 #: The types of the options that hash by their value, so that they may key a route (with a
-#: NumPy scalar): a PyTorch tensor hashes by identity, and one filled in place between two
-#: calls would find the route of its old value.
-_SCALAR_TYPES = frozenset((bool, int, float, complex, str))
+#: NumPy scalar; and None, ``num_segments=None`` read from the ids): a PyTorch tensor hashes
+#: by identity, and one filled in place between two calls would find the route of its old
+#: value.
+_SCALAR_TYPES = frozenset((bool, int, float, complex, str, type(None)))
 
 
 def keep(key: tuple[Any, ...] | None, route: Any) -> None:
@@ -522,9 +523,10 @@ def segment_call(
     sorted_vector: bool = False, floating: bool = False, deterministic: object = False,
 ) -> tuple[SegmentRoute, Any, Any]:  # fmt: skip
     """``(route, data, ids)`` of the segment reduction `reduce`: its route, found by the
-    call's key where it was seen before (a given `num_segments`; else it is read from the
-    ids each time) or made from every argument checked, and the data and the ids as arrays
-    of the route's namespace.
+    call's key where it was seen before or made from every argument checked, and the data
+    and the ids as arrays of the route's namespace. ``num_segments=None`` keys the call too:
+    its count is a value of the ids, read (and its sorted ids checked) on every call, which
+    picks the route of that count (:func:`_read_count_route`).
 
     The checks, in the scatters' order: the policy, the arrays, the ids' dtype, the data's
     dtype, the shapes, `num_segments`; then `num_segments` read from the ids where not given.
@@ -546,9 +548,14 @@ def segment_call(
         data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices, function,
         drop_negative, with_count, sorted_vector, floating, deterministic,
     )  # fmt: skip
-    if options is not None:  # (None, read from the ids, or an array: checked on every call)
+    if options is not None:  # (an array: checked on every call)
         key, kept = call_key(options, data, segment_ids)
     if kept is not None:  # only what the ids' values decide is left
+        if num_segments is None:
+            return _read_count_route(
+                kept, data, segment_ids, reduce, indices_are_sorted, bad_indices, function,
+                drop_negative, with_count, sorted_vector, floating, deterministic,
+            )  # fmt: skip
         return kept, data, segment_ids
     named_policy = policy = normalize_policy(bad_indices)
     promises = check_promises(False, indices_are_sorted)
@@ -611,6 +618,29 @@ def segment_call(
 
 
 _SEGMENT_KEY = options_key(segment_call, ("data", "segment_ids"), scalars=("num_segments",))
+
+
+def _read_count_route(
+    kept: SegmentRoute, data: Any, segment_ids: Any, reduce: str, indices_are_sorted: object,
+    bad_indices: object, function: str, drop_negative: bool, with_count: bool,
+    sorted_vector: bool, floating: bool, deterministic: object,
+) -> tuple[SegmentRoute, Any, Any]:  # fmt: skip
+    """:func:`segment_call`'s answer for a signature with ``num_segments=None`` whose checks
+    ran before (`kept`: the route of the count that call read): the checks the ids' values
+    decide, in the checked call's order (sorted, where `sorted_vector`; then the count read
+    from them), and the route of that count, which is the route of the same call with the
+    count given, kept by its own key (every check it makes has passed for this signature)."""
+    xp, engine = kept.xp, kept.engine
+    if sorted_vector:
+        check_sorted_vector(xp, engine, segment_ids, function)
+    count = _read_num_segments(xp, engine, segment_ids, engine.index_access(segment_ids), data)
+    if count == kept.num_segments:
+        return kept, data, segment_ids
+    return segment_call(
+        data, segment_ids, count, reduce, indices_are_sorted, bad_indices, function,
+        drop_negative, with_count, sorted_vector, floating, deterministic,
+    )  # fmt: skip
+
 
 #: The dtype kinds that have gradients.
 _DIFFERENTIABLE = ("real floating", "complex floating")
