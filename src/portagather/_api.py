@@ -297,10 +297,12 @@ def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = F
         result = _enforce_too_large(route, scatters, access, ids, result)
     if route.reduce == "mean":
         # A traced total's divisor is gathered: one rounding under jit, as in eager calls.
-        traced = route.engine.index_access(result) == "trace"
-        result = divided_mean(
-            route.xp, result, count, route.division, route.division_dtype, gathered=traced
-        )
+        if route.engine.index_access(result) == "trace":
+            result = divided_mean(
+                route.xp, result, count, route.division, route.division_dtype, gathered=True
+            )
+        else:
+            result = route.engine.divided_mean(result, count, route.division, route.division_dtype)
     elif route.reduce == "sqrt_n":
         result = route.engine.divided_by_root(result, count)
     return (result, count) if with_count else result
@@ -338,14 +340,20 @@ def _kernel_rows(
     """:func:`_scatter_rows` by the engine's checked `kernels` alone (``SegmentScatters``'s:
     the scatter's, and the count's where the call counts); None where an id is not in
     ``[0, n)``. A kernel that refuses may have written part of its target (PyTorch checks
-    each id as it adds its row), so the caller's next step starts from a new identity."""
+    each id as it adds its row), so the caller's next step starts from a new identity. The
+    count, of ids known to be in range, is the backend's own ``bincount`` where it has one
+    (``Engine.counted``), which costs less than a scatter of ones."""
     engine, (scatter, counter) = route.engine, kernels
     result = scatter(engine.full(route.result_shape, route.identity, route.dtype, data), ids, data)
     if result is None or counter is None:
         return None if result is None else (result, None)
-    wide = engine.wide_index_dtype(ids)
-    zeros = engine.full((route.num_segments,), 0, wide, data)
-    count = counter(zeros, ids, route.xp.ones_like(ids, dtype=wide))
+    count = None
+    if engine.counts and ids.ndim == 1:  # every id is in range: the backend's own bincount
+        count = engine.counted(ids, route.num_segments, route.num_segments, None)
+    if count is None:
+        wide = engine.wide_index_dtype(ids)
+        zeros = engine.full((route.num_segments,), 0, wide, data)
+        count = counter(zeros, ids, route.xp.ones_like(ids, dtype=wide))
     return None if count is None else (result, count)
 
 

@@ -462,11 +462,11 @@ class SegmentScatters:
     count: Route | None
     policy: str
     too_large: bool
-    #: With `too_large`, the engine's checked kernels under ``"error"`` of the scatter and of
-    #: the count (None where the call does not count), which ``_api.segment_route`` tries
-    #: first: ids all in ``[0, n)``, the common case, leave nothing to drop and nothing past
-    #: the end to check, so the kernels' own range read is the call's only one. None where
-    #: the engine has no kernel for either.
+    #: Under ``"error"``, or with `too_large`, the engine's checked kernels under ``"error"``
+    #: of the scatter and of the count (None where the call does not count), which
+    #: ``_api.segment_route`` tries first: ids all in ``[0, n)``, the common case, leave
+    #: nothing to drop and nothing past the end to check, so the kernels' own range read is
+    #: the call's only one. None where the engine has no kernel for either.
     kernels: tuple[Callable[..., Any], Callable[..., Any] | None] | None
 
 
@@ -686,11 +686,14 @@ def _segment_route(
                 count_dtype, ids_sorted, "segment_ids",
             )  # fmt: skip
         kernels = None
-        if too_large:
-            checked = scatters_under("error", False)
-            counter = None if checked.count is None else checked.count.kernel
-            if checked.scatter.kernel is not None and (counter is not None or not counting):
-                kernels = (checked.scatter.kernel, counter)
+        if runs == "error" or too_large:  # (kernels serve "error" only)
+            checked, counted = scatter, count
+            if too_large:
+                under_error = scatters_under("error", False)
+                checked, counted = under_error.scatter, under_error.count
+            counter = None if counted is None else counted.kernel
+            if checked.kernel is not None and (counter is not None or not counting):
+                kernels = (checked.kernel, counter)
         return SegmentScatters(
             scatter=scatter, count=count, policy=runs, too_large=too_large, kernels=kernels
         )
