@@ -284,7 +284,7 @@ def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = F
     too_large = scatters.too_large
     if planned is None and scatters.kernels is not None:
         planned = _kernel_rows(route, scatters.kernels, data, ids)
-        too_large = planned is None  # (every id was in range: none dropped, none too large)
+        too_large = too_large and planned is None  # (all ids in range: none too large)
     if planned is None:
         planned = _scatter_rows(route, scatters, data, ids)
     result, count = planned

@@ -462,11 +462,12 @@ class SegmentScatters:
     count: Route | None
     policy: str
     too_large: bool
-    #: Under ``"error"``, or with `too_large`, the engine's checked kernels under ``"error"``
-    #: of the scatter and of the count (None where the call does not count), which
-    #: ``_api.segment_route`` tries first: ids all in ``[0, n)``, the common case, leave
-    #: nothing to drop and nothing past the end to check, so the kernels' own range read is
-    #: the call's only one. None where the engine has no kernel for either.
+    #: The engine's checked kernels of the scatter and of the count (None where the call
+    #: does not count), under ``"error"`` with `too_large`, which ``_api.segment_route``
+    #: tries first: ids all in ``[0, n)``, the common case, leave nothing to drop and nothing
+    #: past the end to check, so the kernels' own range read is the call's only one. None
+    #: where the engine has no kernel for either (``kernel_applies``: a policy that may
+    #: change a valid id has none).
     kernels: tuple[Callable[..., Any], Callable[..., Any] | None] | None
 
 
@@ -685,15 +686,14 @@ def _segment_route(
                 xp, engine, (num_segments,), id_shape, id_dtype, runs, "add",
                 count_dtype, ids_sorted, "segment_ids",
             )  # fmt: skip
+        checked, counted = scatter, count  # (kernels serve the policies that keep valid ids)
+        if too_large:
+            under_error = scatters_under("error", False)
+            checked, counted = under_error.scatter, under_error.count
+        counter = None if counted is None else counted.kernel
         kernels = None
-        if runs == "error" or too_large:  # (kernels serve "error" only)
-            checked, counted = scatter, count
-            if too_large:
-                under_error = scatters_under("error", False)
-                checked, counted = under_error.scatter, under_error.count
-            counter = None if counted is None else counted.kernel
-            if checked.kernel is not None and (counter is not None or not counting):
-                kernels = (checked.kernel, counter)
+        if checked.kernel is not None and (counter is not None or not counting):
+            kernels = (checked.kernel, counter)
         return SegmentScatters(
             scatter=scatter, count=count, policy=runs, too_large=too_large, kernels=kernels
         )
