@@ -281,12 +281,17 @@ def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = F
             data, ids, route.num_segments, SEGMENT_SCATTERS[route.reduce], route.identity,
             scatters.policy, scatters.scatter.plan.report, route.counting, route.ids_sorted,
         )  # fmt: skip
-    too_large = scatters.too_large
-    if planned is None and scatters.kernels is not None:
-        planned = _kernel_rows(route, scatters.kernels, data, ids)
+    too_large, init, kernels = scatters.too_large, None, scatters.kernels
+    if planned is None and kernels is not None:
+        init = route.engine.full(route.result_shape, route.identity, route.dtype, data)
+        planned = _kernel_rows(route, kernels, scatters.count, init, data, ids)
+        if planned is None and too_large:
+            # A refusing kernel may have written part of it (PyTorch checks each id as it
+            # adds its row), which "ignore" would keep; the other policies raise or promise.
+            init = None
         too_large = too_large and planned is None  # (all ids in range: none too large)
     if planned is None:
-        planned = _scatter_rows(route, scatters, data, ids)
+        planned = _scatter_rows(route, scatters, data, ids, init)
     result, count = planned
     if route.no_rows:
         # The identity, kept in the autograd graph of the data (PyTorch), as the scatter of
@@ -316,13 +321,15 @@ def segment_scatters(route: SegmentRoute, ids: Any) -> tuple[SegmentScatters, In
 
 
 def _scatter_rows(
-    route: SegmentRoute, scatters: SegmentScatters, data: Any, ids: Any
+    route: SegmentRoute, scatters: SegmentScatters, data: Any, ids: Any, init: Any = None
 ) -> tuple[Any, Any]:  # fmt: skip
-    """The rows of `data` combined into the identity at `ids` by ``scatters.scatter``, and
-    where the call counts, how many rows each segment receives (``scatters.count``: in the
-    namespace's widest integer dtype), from the ids made valid once for both; else None."""
+    """The rows of `data` combined into the identity at `ids` (`init`, where the caller made
+    it) by ``scatters.scatter``, and where the call counts, how many rows each segment
+    receives (``scatters.count``: in the namespace's widest integer dtype), from the ids
+    made valid once for both; else None."""
     engine = route.engine
-    init = engine.full(route.result_shape, route.identity, route.dtype, data)
+    if init is None:
+        init = engine.full(route.result_shape, route.identity, route.dtype, data)
     if scatters.count is None:
         return _scatter_checked(scatters.scatter, init, ids, data), None
     wide = engine.wide_index_dtype(ids)
@@ -332,29 +339,31 @@ def _scatter_rows(
 
 
 def _kernel_rows(
-    route: SegmentRoute,
-    kernels: tuple[Callable[..., Any], Callable[..., Any] | None],
-    data: Any,
-    ids: Any,
-) -> tuple[Any, Any] | None:
-    """:func:`_scatter_rows` by the engine's checked `kernels` alone (``SegmentScatters``'s:
-    the scatter's, and the count's where the call counts); None where an id is not in
-    ``[0, n)``. A kernel that refuses may have written part of its target (PyTorch checks
-    each id as it adds its row), so the caller's next step starts from a new identity. The
-    count, of ids known to be in range, is the backend's own ``bincount`` where it has one
-    (``Engine.counted``), which costs less than a scatter of ones."""
+    route: SegmentRoute, kernels: tuple[Callable[..., Any], Callable[..., Any] | None],
+    counting: Route | None, init: Any, data: Any, ids: Any,
+) -> tuple[Any, Any] | None:  # fmt: skip
+    """:func:`_scatter_rows` into `init` (the identity) by the engine's checked `kernels`
+    (``SegmentScatters.kernels``: the scatter's, and the count's where the call counts,
+    `counting` its route); None where the scatter's refuses (an id not in ``[0, n)``, or
+    arrays its backend does not check). The count, of ids then known to be in range, is the
+    backend's own ``bincount`` where it has one (``Engine.counted``), which costs less than
+    a scatter of ones; else the count's kernel, or its route where that refuses (its policy
+    then changes no id)."""
     engine, (scatter, counter) = route.engine, kernels
-    result = scatter(engine.full(route.result_shape, route.identity, route.dtype, data), ids, data)
-    if result is None or counter is None:
+    result = scatter(init, ids, data)
+    if result is None or counting is None:
         return None if result is None else (result, None)
     count = None
-    if engine.counts and ids.ndim == 1:  # every id is in range: the backend's own bincount
+    if engine.counts and ids.ndim == 1:
         count = engine.counted(ids, route.num_segments, route.num_segments, None)
     if count is None:
         wide = engine.wide_index_dtype(ids)
         zeros = engine.full((route.num_segments,), 0, wide, data)
-        count = counter(zeros, ids, route.xp.ones_like(ids, dtype=wide))
-    return None if count is None else (result, count)
+        ones = route.xp.ones_like(ids, dtype=wide)
+        count = None if counter is None else counter(zeros, ids, ones)
+        if count is None:
+            count = _scatter_checked(counting, zeros, ids, ones)
+    return result, count
 
 
 def _enforce_too_large(
