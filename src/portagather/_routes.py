@@ -467,7 +467,8 @@ class SegmentScatters:
     #: tries first: ids all in ``[0, n)``, the common case, leave nothing to drop and nothing
     #: past the end to check, so the kernels' own range read is the call's only one. None
     #: where the engine has no kernel for either (``kernel_applies``: a policy that may
-    #: change a valid id has none).
+    #: change a valid id has none), and with `too_large` for more than
+    #: :data:`_DROPPING_KERNEL_IDS` ids.
     kernels: tuple[Callable[..., Any], Callable[..., Any] | None] | None
 
 
@@ -643,6 +644,12 @@ def _read_count_route(
     )  # fmt: skip
 
 
+#: The most ids for which TensorFlow's rule (negative ids dropped, the others under
+#: ``"error"``) tries the kernels first: a negative id is valid input there, on which a kernel
+#: refuses, maybe after a pass over the rows (PyTorch checks each id as it adds its row),
+#: which on a small call costs less than the steps it saves, and on a large one does not.
+_DROPPING_KERNEL_IDS = 256
+
 #: The dtype kinds that have gradients.
 _DIFFERENTIABLE = ("real floating", "complex floating")
 
@@ -693,7 +700,8 @@ def _segment_route(
         counter = None if counted is None else counted.kernel
         kernels = None
         if checked.kernel is not None and (counter is not None or not counting):
-            kernels = (checked.kernel, counter)
+            if not too_large or math.prod(id_shape) <= _DROPPING_KERNEL_IDS:
+                kernels = (checked.kernel, counter)
         return SegmentScatters(
             scatter=scatter, count=count, policy=runs, too_large=too_large, kernels=kernels
         )
