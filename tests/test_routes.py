@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import portagather as pg
+from portagather.compat import tensorflow as tf_compat
 from portagather.conformance import reference
 
 torch.set_num_threads(1)
@@ -148,6 +149,61 @@ def test_repeated_segments_match_the_reference(backend, reduce, policy):
             got = function(convert(data), convert(bad), 6, bad_indices=policy)
             wanted = reference.ref_segment(data, bad, 6, reduce, policy)
             np.testing.assert_array_equal(_values(got), wanted)
+
+
+# Ids of one shape (so of one key) whose values ask for other answers: the count read from
+# them (num_segments=None), a negative id, an id past the end, an unsorted pair.
+READ_COUNTS = [[0, 0, 2, 2, 3], [0, 1, 1, 1, 1], [0, 0, 2, 2, 3], [4, 4, 5, 6, 6], [0, 0, 0, 0, 0]]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("reduce", ["sum", "mean", "prod"])
+def test_repeated_read_counts_match_the_reference(backend, reduce):
+    """``num_segments=None`` keys the call, and the count read from each call's ids picks
+    its route; the ids' values are still checked on every call (sorted for TensorFlow's
+    ``segment_*``, and not negative)."""
+    convert = BACKENDS[backend]
+    data = DATA[:5, :3]
+    core = getattr(pg, f"segment_{reduce}")
+    sorted_form = getattr(tf_compat.math, f"segment_{reduce}")
+    for ids in READ_COUNTS * 2:
+        wanted = reference.ref_segment(data, ids, None, reduce)
+        for got in (
+            core(convert(data), convert(np.array(ids)), None),
+            sorted_form(convert(data), convert(np.array(ids))),
+        ):
+            np.testing.assert_array_equal(_values(got), wanted)
+        with pytest.raises(
+            ValueError,
+            match=r"^segment_ids must be sorted .* got segment_ids\[4\] = -1 after segment_ids\[3\] = ",
+        ):
+            sorted_form(convert(data), convert(np.array([*ids[:4], -1])))
+        with pytest.raises(IndexError, match=r"^segment_ids\[0\] = -1 is out of range"):
+            sorted_form(convert(data), convert(np.array([-1, *ids[1:]])))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "prod", "sqrt_n"])
+def test_repeated_unsorted_front_ends_drop_negatives_and_check_the_end(backend, reduce):
+    """TensorFlow's ``unsorted_segment_*`` on a warm route (whose kernels answer ids all in
+    range): a negative id still drops its row, an id past the end still raises."""
+    convert = BACKENDS[backend]
+    data = DATA[:5, :3]
+    function = getattr(tf_compat.math, f"unsorted_segment_{reduce}")
+    for ids in ([0, 2, 2, 3, 1], [0, -1, 2, 3, -5], [3, 2, 1, 0, 1], [0, 2, 3, 3, 1]) * 2:
+        kept = [k for k, i in enumerate(ids) if i >= 0]
+        rows, valid = data[kept], np.array(ids)[kept]
+        base = "sum" if reduce == "sqrt_n" else reduce
+        wanted = reference.ref_segment(rows, valid, 4, base)
+        if reduce == "max":  # an empty segment: the lowest finite value (TensorFlow's)
+            wanted = np.where(np.isneginf(wanted), np.finfo(np.float32).min, wanted)
+        if reduce == "sqrt_n":
+            counts = np.bincount(valid, minlength=4).astype(np.float32)
+            wanted = wanted / np.sqrt(np.maximum(counts, 1))[:, None]
+        got = function(convert(data), convert(np.array(ids)), 4)
+        np.testing.assert_allclose(_values(got), wanted, rtol=1e-6)
+        with pytest.raises(IndexError, match=r"^segment_ids\[2\] = 4 is out of range"):
+            function(convert(data), convert(np.array([*ids[:2], 4, *ids[3:]])), 4)
 
 
 # Options that compare equal (and hash alike) but that the checks tell apart: each pair is

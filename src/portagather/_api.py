@@ -12,7 +12,7 @@ scatter of the rows into the reduction's identity, or the engine's own plan, the
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -283,41 +283,82 @@ def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = F
             data, ids, route.num_segments, SEGMENT_SCATTERS[route.reduce], route.identity,
             scatters.policy, scatters.scatter.plan.report, route.counting, route.ids_sorted,
         )  # fmt: skip
+    too_large, init, kernels = scatters.too_large, None, scatters.kernels
+    if planned is None and kernels is not None:
+        init = route.engine.full(route.result_shape, route.identity, route.dtype, data)
+        planned = _kernel_rows(route, kernels, scatters.count, init, data, ids)
+        if planned is None and too_large:
+            # A refusing kernel may have written part of it (PyTorch checks each id as it
+            # adds its row), which "ignore" would keep; the other policies raise or promise.
+            init = None
+        too_large = too_large and planned is None  # (all ids in range: none too large)
     if planned is None:
-        planned = _scatter_rows(route, scatters, data, ids)
+        planned = _scatter_rows(route, scatters, data, ids, init)
     result, count = planned
     if route.no_rows:
         # The identity, kept in the autograd graph of the data (PyTorch), as the scatter of
         # rows would be, by adding the data's (empty, so zero) sum. Only floating data has
         # gradients (and PyTorch has no addition for some unsigned dtypes).
         result = result + route.xp.sum(data, dtype=data.dtype)
-    if scatters.too_large:
+    if too_large:
         result = _enforce_too_large(route, scatters, access, ids, result)
     if route.reduce == "mean":
         # A traced total's divisor is gathered: one rounding under jit, as in eager calls.
-        traced = route.engine.index_access(result) == "trace"
-        result = divided_mean(
-            route.xp, result, count, route.division, route.division_dtype, gathered=traced
-        )
+        if route.engine.index_access(result) == "trace":
+            result = divided_mean(
+                route.xp, result, count, route.division, route.division_dtype, gathered=True
+            )
+        else:
+            result = route.engine.divided_mean(result, count, route.division, route.division_dtype)
     elif route.reduce == "sqrt_n":
         result = route.engine.divided_by_root(result, count)
     return (result, count) if with_count else result
 
 
 def _scatter_rows(
-    route: SegmentRoute, scatters: SegmentScatters, data: Any, ids: Any
+    route: SegmentRoute, scatters: SegmentScatters, data: Any, ids: Any, init: Any = None
 ) -> tuple[Any, Any]:  # fmt: skip
-    """The rows of `data` combined into the identity at `ids` by ``scatters.scatter``, and
-    where the call counts, how many rows each segment receives (``scatters.count``: in the
-    namespace's widest integer dtype), from the ids made valid once for both; else None."""
+    """The rows of `data` combined into the identity at `ids` (`init`, where the caller made
+    it) by ``scatters.scatter``, and where the call counts, how many rows each segment
+    receives (``scatters.count``: in the namespace's widest integer dtype), from the ids
+    made valid once for both; else None."""
     engine = route.engine
-    init = engine.full(route.result_shape, route.identity, route.dtype, data)
+    if init is None:
+        init = engine.full(route.result_shape, route.identity, route.dtype, data)
     if scatters.count is None:
         return _scatter_checked(scatters.scatter, init, ids, data), None
     wide = engine.wide_index_dtype(ids)
     zeros = engine.full((route.num_segments,), 0, wide, data)
     ones = route.xp.ones_like(ids, dtype=wide)
     return scatter_with_count(scatters.scatter, scatters.count, init, zeros, ids, data, ones)
+
+
+def _kernel_rows(
+    route: SegmentRoute, kernels: tuple[Callable[..., Any], Callable[..., Any] | None],
+    counting: Route | None, init: Any, data: Any, ids: Any,
+) -> tuple[Any, Any] | None:  # fmt: skip
+    """:func:`_scatter_rows` into `init` (the identity) by the engine's checked `kernels`
+    (``SegmentScatters.kernels``: the scatter's, and the count's where the call counts,
+    `counting` its route); None where the scatter's refuses (an id not in ``[0, n)``, or
+    arrays its backend does not check). The count, of ids then known to be in range, is the
+    backend's own ``bincount`` where it has one (``Engine.counted``), which costs less than
+    a scatter of ones; else the count's kernel, or its route where that refuses (its policy
+    then changes no id)."""
+    engine, (scatter, counter) = route.engine, kernels
+    result = scatter(init, ids, data)
+    if result is None or counting is None:
+        return None if result is None else (result, None)
+    count = None
+    if engine.counts and ids.ndim == 1:
+        count = engine.counted(ids, route.num_segments, route.num_segments, None)
+    if count is None:
+        wide = engine.wide_index_dtype(ids)
+        zeros = engine.full((route.num_segments,), 0, wide, data)
+        ones = route.xp.ones_like(ids, dtype=wide)
+        count = None if counter is None else counter(zeros, ids, ones)
+        if count is None:
+            count = _scatter_checked(counting, zeros, ids, ones)
+    return result, count
 
 
 def _enforce_too_large(

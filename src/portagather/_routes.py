@@ -197,9 +197,10 @@ _MAX_ROUTES = 1024
 
 
 #: The types of the options that hash by their value, so that they may key a route (with a
-#: NumPy scalar): a PyTorch tensor hashes by identity, and one filled in place between two
-#: calls would find the route of its old value.
-_SCALAR_TYPES = frozenset((bool, int, float, complex, str))
+#: NumPy scalar; and None, ``num_segments=None`` read from the ids): a PyTorch tensor hashes
+#: by identity, and one filled in place between two calls would find the route of its old
+#: value.
+_SCALAR_TYPES = frozenset((bool, int, float, complex, str, type(None)))
 
 
 def keep(key: tuple[Any, ...] | None, route: Any) -> None:
@@ -522,6 +523,14 @@ class SegmentScatters:
     count: Route | None
     policy: str
     too_large: bool
+    #: The engine's checked kernels of the scatter and of the count (None where the call
+    #: does not count), under ``"error"`` with `too_large`, which ``_api.segment_route``
+    #: tries first: ids all in ``[0, n)``, the common case, leave nothing to drop and nothing
+    #: past the end to check, so the kernels' own range read is the call's only one. None
+    #: where the engine has no kernel for either (``kernel_applies``: a policy that may
+    #: change a valid id has none), and with `too_large` for more than
+    #: :data:`_DROPPING_KERNEL_IDS` ids.
+    kernels: tuple[Callable[..., Any], Callable[..., Any] | None] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -583,9 +592,10 @@ def segment_call(
     sorted_vector: bool = False, floating: bool = False, deterministic: object = False,
 ) -> tuple[SegmentRoute, Any, Any]:  # fmt: skip
     """``(route, data, ids)`` of the segment reduction `reduce`: its route, found by the
-    call's key where it was seen before (a given `num_segments`; else it is read from the
-    ids each time) or made from every argument checked, and the data and the ids as arrays
-    of the route's namespace.
+    call's key where it was seen before or made from every argument checked, and the data
+    and the ids as arrays of the route's namespace. ``num_segments=None`` keys the call too:
+    its count is a value of the ids, read (and its sorted ids checked) on every call, which
+    picks the route of that count (:func:`_read_count_route`).
 
     The checks, in the scatters' order: the policy, the arrays, the ids' dtype, the data's
     dtype, the shapes, `num_segments`; then `num_segments` read from the ids where not given.
@@ -607,9 +617,14 @@ def segment_call(
         data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices, function,
         drop_negative, with_count, sorted_vector, floating, deterministic,
     )  # fmt: skip
-    if options is not None:  # (None, read from the ids, or an array: checked on every call)
+    if options is not None:  # (an array: checked on every call)
         key, kept = call_key(options, data, segment_ids)
     if kept is not None:  # only what the ids' values decide is left
+        if num_segments is None:
+            return _read_count_route(
+                kept, data, segment_ids, reduce, indices_are_sorted, bad_indices, function,
+                drop_negative, with_count, sorted_vector, floating, deterministic,
+            )  # fmt: skip
         return kept, data, segment_ids
     named_policy = policy = normalize_policy(bad_indices)
     promises = check_promises(False, indices_are_sorted)
@@ -673,6 +688,35 @@ def segment_call(
 
 _SEGMENT_KEY = options_key(segment_call, ("data", "segment_ids"), scalars=("num_segments",))
 
+
+def _read_count_route(
+    kept: SegmentRoute, data: Any, segment_ids: Any, reduce: str, indices_are_sorted: object,
+    bad_indices: object, function: str, drop_negative: bool, with_count: bool,
+    sorted_vector: bool, floating: bool, deterministic: object,
+) -> tuple[SegmentRoute, Any, Any]:  # fmt: skip
+    """:func:`segment_call`'s answer for a signature with ``num_segments=None`` whose checks
+    ran before (`kept`: the route of the count that call read): the checks the ids' values
+    decide, in the checked call's order (sorted, where `sorted_vector`; then the count read
+    from them), and the route of that count, which is the route of the same call with the
+    count given, kept by its own key (every check it makes has passed for this signature)."""
+    xp, engine = kept.xp, kept.engine
+    if sorted_vector:
+        check_sorted_vector(xp, engine, segment_ids, function)
+    count = read_num_segments(xp, engine, segment_ids, engine.index_access(segment_ids), data)
+    if count == kept.num_segments:
+        return kept, data, segment_ids
+    return segment_call(
+        data, segment_ids, count, reduce, indices_are_sorted, bad_indices, function,
+        drop_negative, with_count, sorted_vector, floating, deterministic,
+    )  # fmt: skip
+
+
+#: The most ids for which TensorFlow's rule (negative ids dropped, the others under
+#: ``"error"``) tries the kernels first: a negative id is valid input there, on which a kernel
+#: refuses, maybe after a pass over the rows (PyTorch checks each id as it adds its row),
+#: which on a small call costs less than the steps it saves, and on a large one does not.
+_DROPPING_KERNEL_IDS = 256
+
 #: The dtype kinds that have gradients.
 _DIFFERENTIABLE = ("real floating", "complex floating")
 
@@ -704,10 +748,8 @@ def _segment_route(
         division, division_dtype = mean_division(xp, engine, data)
     shape = (num_segments, *inner)
     floating = dtype_kind(xp, dtype) in _DIFFERENTIABLE
-    scatters = {}
-    for resolved in dict.fromkeys(resolve_default(policy, access) for access in _ACCESSES):
-        too_large = drop_negative and resolved == "error"
-        runs = "ignore" if too_large else resolved
+
+    def scatters_under(runs: str, too_large: bool) -> SegmentScatters:
         scatter = _scatter_into_new(
             xp, engine, shape, id_shape, id_dtype, runs, SEGMENT_SCATTERS[reduce], dtype,
             ids_sorted, ids_name,
@@ -718,9 +760,23 @@ def _segment_route(
                 xp, engine, (num_segments,), id_shape, id_dtype, runs, "add",
                 count_dtype, ids_sorted, "segment_ids",
             )  # fmt: skip
-        scatters[resolved] = SegmentScatters(
-            scatter=scatter, count=count, policy=runs, too_large=too_large
+        checked, counted = scatter, count  # (kernels serve the policies that keep valid ids)
+        if too_large:
+            under_error = scatters_under("error", False)
+            checked, counted = under_error.scatter, under_error.count
+        counter = None if counted is None else counted.kernel
+        kernels = None
+        if checked.kernel is not None and (counter is not None or not counting):
+            if not too_large or math.prod(id_shape) <= _DROPPING_KERNEL_IDS:
+                kernels = (checked.kernel, counter)
+        return SegmentScatters(
+            scatter=scatter, count=count, policy=runs, too_large=too_large, kernels=kernels
         )
+
+    scatters = {}
+    for resolved in dict.fromkeys(resolve_default(policy, access) for access in _ACCESSES):
+        too_large = drop_negative and resolved == "error"
+        scatters[resolved] = scatters_under("ignore" if too_large else resolved, too_large)
     return SegmentRoute(
         xp=xp, engine=engine, num_segments=num_segments, result_shape=shape, dtype=dtype,
         policy=policy, ids_sorted=ids_sorted, reduce=reduce, counting=counting,

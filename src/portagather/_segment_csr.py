@@ -51,7 +51,8 @@ def _csr(
         if on_host is None:
             offsets, offsets_policy, pending = _offsets_of_lengths(checked, offsets)
     data = engine.laid_out(data)
-    rows = xp.reshape(data, (math.prod(shape[: axis + 1]), *shape[axis + 1 :]))
+    # The batches and the split axis as one (along the first axis the data is that already).
+    rows = xp.reshape(data, (math.prod(shape[: axis + 1]), *shape[axis + 1 :])) if axis else data
     if on_host is None:
         on_host = _ids_from_host(checked, offsets)
     if on_host is not None:  # valid offsets (or lengths), read now: no check left
@@ -59,7 +60,9 @@ def _csr(
     else:
         ids, policy = _ids_from_offsets(xp, engine, offsets, shape, axis, rows), "ignore"
     reduced = _reduced_rows(checked, rows, ids, policy, correction, empty_value)
-    if checked.reduce in _ROW_SHAPED:
+    if not axis:  # no batches: the rows' result has the result's shape
+        result = reduced
+    elif checked.reduce in _ROW_SHAPED:
         result = xp.reshape(reduced, shape)
     else:
         result = xp.reshape(reduced, (*shape[:axis], checked.segments, *shape[axis + 1 :]))

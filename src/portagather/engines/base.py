@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from .._arrays import device_for_new
+from .._arrays import device_for_new, divided_mean
 from .._errors import BadIndex
 from .._indices import Components, IndexAccess, flat_positions
 from .._plan import GatherPlan, row_major_strides
@@ -180,6 +180,13 @@ class Engine:
         root = xp.sqrt(xp.astype(xp.maximum(count, xp.ones_like(count)), total.dtype))
         inner = total.ndim - count.ndim
         return total / (xp.reshape(root, (*count.shape, *(1,) * inner)) if inner else root)
+
+    def divided_mean(self, total: Any, count: Any, division: str, divide_in: Any) -> Any:
+        """`total` (a segment sum, eager) over `count` (its rows per segment) as
+        :func:`~.._arrays.divided_mean` divides it (`division` in dtype `divide_in`, as
+        :func:`~.._arrays.mean_division` says): the core's mean, by the namespace's functions
+        here; an engine may divide by its own with the same bits."""
+        return divided_mean(self.xp, total, count, division, divide_in)
 
     def without_gradient(self, x: Any) -> Any:
         """`x` cut from the autograd graph (a segment's shift in a softmax, which cancels);

@@ -48,6 +48,17 @@ class NumPyEngine(Engine):
         inner = total.ndim - count.ndim
         return total / (root.reshape((*count.shape, *(1,) * inner)) if inner else root)
 
+    def divided_mean(self, total: Any, count: Any, division: str, divide_in: Any) -> Any:
+        """A mean in the data's own dtype (``"plain"``) by NumPy's own functions, as
+        :meth:`divided_by_root` (the same steps as the generic one: the count at least 1,
+        cast to the dtype, divides along the inner axes by broadcasting); the others by the
+        generic one."""
+        if division != "plain":
+            return super().divided_mean(total, count, division, divide_in)
+        divisor = np.maximum(count, 1).astype(total.dtype)
+        inner = total.ndim - count.ndim
+        return total / (divisor.reshape((*count.shape, *(1,) * inner)) if inner else divisor)
+
     def full(self, shape: tuple[int, ...], value: float, dtype: Any, like: Any) -> Any:
         # np.full costs four times np.empty and an in-place fill on a small array.
         out = np.empty(shape, dtype=dtype)

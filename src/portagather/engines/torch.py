@@ -70,6 +70,17 @@ class TorchEngine(Engine):
         # namespace wrapper's call, which costs a small call more than the ravel.
         return x.ravel()
 
+    def divided_mean(self, total: Any, count: Any, division: str, divide_in: Any) -> Any:
+        """A mean in the data's own dtype (``"plain"``) by the tensors' own methods, as
+        :meth:`divided_by_root` (the generic one's steps: the count at least 1, cast to the
+        dtype, divides along the inner axes by broadcasting); the others by the generic
+        one."""
+        if division != "plain":
+            return super().divided_mean(total, count, division, divide_in)
+        divisor = count.clamp(min=1).to(total.dtype)
+        inner = total.ndim - count.ndim
+        return total / (divisor.reshape((*count.shape, *(1,) * inner)) if inner else divisor)
+
     def route_keys(self, arrays: tuple[Any, ...]) -> Any:
         # Under torch.compile every call is traced anew: Dynamo keeps its own guards.
         return None if compiling() else tuple([(x.shape, x.dtype, x.device) for x in arrays])
