@@ -22,9 +22,9 @@ from typing import Any, TypeVar
 import array_api_compat as aac
 
 from ._api import segment_reduce
-from ._arrays import per_segment
 from ._operands import check_empty_value, empty_value_kind
 from ._options import SEGMENT_REDUCTIONS
+from .engines import engine_for
 
 __all__ = [
     "SEGMENT_REDUCTIONS",
@@ -65,8 +65,7 @@ def filled_empty(xp: Any, result: Any, count: Any, empty_value: object) -> Any:
     """`result` (one value per segment) with `empty_value` (checked against its dtype) where
     `count` (the rows per segment) is 0."""
     fill = check_empty_value(xp, empty_value, result.dtype)
-    empty = per_segment(xp, count == 0, result)
-    return xp.where(empty, xp.full_like(result, fill), result)
+    return engine_for(xp).filled_empty(result, count, fill)
 
 
 #: What every segment reduction's docstring says of its parameters and its result, with the

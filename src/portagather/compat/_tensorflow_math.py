@@ -414,11 +414,7 @@ def _sorted_reduction(
     if reduce not in ("max", "min"):
         return _sorted(data, segment_ids, reduce, function, False, deterministic)
     result, count = _sorted(data, segment_ids, reduce, function)
-    xp = namespace_of(result)
-    filled = count > 0
-    if result.ndim > 1:  # along the inner axes too, as where broadcasts it
-        filled = xp.reshape(filled, (*filled.shape, *(1,) * (result.ndim - 1)))
-    return xp.where(filled, result, xp.zeros_like(result))
+    return engine_for(namespace_of(result)).filled_empty(result, count, 0)
 
 
 def _sorted(

@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from .._arrays import device_for_new, divided_mean
+from .._arrays import device_for_new, divided_mean, per_segment
 from .._errors import BadIndex
 from .._indices import Components, IndexAccess, flat_positions
 from .._plan import GatherPlan, row_major_strides
@@ -187,6 +187,15 @@ class Engine:
         :func:`~.._arrays.mean_division` says): the core's mean, by the namespace's functions
         here; an engine may divide by its own with the same bits."""
         return divided_mean(self.xp, total, count, division, divide_in)
+
+    def filled_empty(self, result: Any, count: Any, fill: Any) -> Any:
+        """`result` (one value per segment) with `fill` (a Python scalar its dtype holds
+        exactly) where `count` (the rows per segment, of ``result.shape[:count.ndim]``) is 0:
+        an empty segment's value (``empty_value``; TensorFlow's sorted max and min, 0); by
+        the namespace's functions here."""
+        xp = self.xp
+        empty = per_segment(xp, count == 0, result)
+        return xp.where(empty, xp.full_like(result, fill), result)
 
     def without_gradient(self, x: Any) -> Any:
         """`x` cut from the autograd graph (a segment's shift in a softmax, which cancels);

@@ -203,6 +203,15 @@ class NumPyEngine(Engine):
     ) -> Any:  # fmt: skip
         return scatter_at(data, flat, updates, reduce, promises, dropping=dropping)
 
+    def filled_empty(self, result: Any, count: Any, fill: Any) -> Any:
+        # NumPy's where of the fill as a scalar of the result's dtype, the mask shaped along
+        # the leading axes: without the namespace wrapper's where, full_like and broadcast,
+        # which a small segment call pays as much as for its reduction.
+        empty = count == 0
+        if result.ndim > count.ndim:
+            empty = empty.reshape(count.shape + (1,) * (result.ndim - count.ndim))
+        return np.where(empty, result.dtype.type(fill), result)
+
     def fill(self, result: Any, keep: Any, fill: Any) -> Any:
         np.copyto(result, fill, where=~keep)  # the result is new: fill it in place
         return result

@@ -81,6 +81,17 @@ class TorchEngine(Engine):
         inner = total.ndim - count.ndim
         return total / (divisor.reshape((*count.shape, *(1,) * inner)) if inner else divisor)
 
+    def filled_empty(self, result: Any, count: Any, fill: Any) -> Any:
+        # The tensor's own masked_fill, out of place (a max's or min's backward reads its
+        # result), the mask shaped along the leading axes: without the namespace wrapper's
+        # where, full_like and broadcast. It has no kernels for uint16/32/64.
+        if result.dtype in SIGNED_TWIN:
+            return super().filled_empty(result, count, fill)
+        empty = count == 0
+        if result.ndim > count.ndim:
+            empty = empty.reshape((*count.shape, *(1,) * (result.ndim - count.ndim)))
+        return result.masked_fill(empty, fill)
+
     def route_keys(self, arrays: tuple[Any, ...]) -> Any:
         # Under torch.compile every call is traced anew: Dynamo keeps its own guards.
         return None if compiling() else tuple([(x.shape, x.dtype, x.device) for x in arrays])
