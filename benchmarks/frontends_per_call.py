@@ -16,7 +16,8 @@ unsorted segment reductions ``segment_reduce(..., bad_indices="", drop_negative=
 (``sqrt_n`` the core's private ``"sqrt_n"``, the sum divided by its count's root, and
 beside it the sum with its count; the mean of floats the core's mean), TensorFlow's sorted
 ones ``segment_reduce(..., None, indices_are_sorted=True, sorted_vector=True)`` (the max and
-the min with their count), ``tensor_scatter_nd_sub`` the add of ``scatter_nd`` under TensorFlow's
+the min with ``empty_value=0``, TensorFlow's value of an empty segment, and beside them the
+max and the min with their count, the core call before the core took ``empty_value``), ``tensor_scatter_nd_sub`` the add of ``scatter_nd`` under TensorFlow's
 default policy, PyTorch's ``segment_reduce`` ``segment_csr`` (``offsets=``; ``lengths=`` the
 core's checked call of them, which makes their offsets, and beside it ``segment_csr`` of
 those offsets), ``index_put`` the core's checked call of its tuple (``_routes.parts_call``,
@@ -34,6 +35,7 @@ call's value before it is timed.
 from __future__ import annotations
 
 import argparse
+import inspect
 import statistics
 import time
 from collections.abc import Callable
@@ -86,10 +88,13 @@ def _cases(lib: str) -> list[tuple[str, Callable[[], Any], Callable[[], Any], bo
             function=function, floating=floating,
         )  # fmt: skip
 
-    def sorted_core(reduce: str, with_count: bool) -> Any:
+    # (A tree before the core took empty_value: the max and the min with their count.)
+    takes_empty = "empty_value" in inspect.signature(segment_reduce).parameters
+
+    def sorted_core(reduce: str, with_count: bool, **empty: Any) -> Any:
         return lambda: segment_reduce(
             data, sorted_ids, None, reduce, indices_are_sorted=True, with_count=with_count,
-            function=f"segment_{reduce}", sorted_vector=True,
+            function=f"segment_{reduce}", sorted_vector=True, **empty,
         )  # fmt: skip
 
     cases: list[tuple[str, Callable[[], Any], Callable[[], Any], bool]] = [
@@ -116,9 +121,16 @@ def _cases(lib: str) -> list[tuple[str, Callable[[], Any], Callable[[], Any], bo
     for reduce in ("sum", "prod", "max", "min", "mean"):
         front = getattr(tf.math, f"segment_{reduce}")
         counted = reduce in ("max", "min")
-        core = sorted_core(reduce, counted)
+        if counted and takes_empty:
+            core, same = sorted_core(reduce, False, empty_value=0), True
+        else:
+            core, same = sorted_core(reduce, counted), not counted
         cases.append((f"tf.math.segment_{reduce}",
-                      lambda f=front: f(data, sorted_ids), core, not counted))  # fmt: skip
+                      lambda f=front: f(data, sorted_ids), core, same))  # fmt: skip
+        if counted:
+            cases.append((f"  ({reduce} vs the {reduce} with its count)",
+                          lambda f=front: f(data, sorted_ids), sorted_core(reduce, True),
+                          False))  # fmt: skip
     cases.append(("tf.tensor_scatter_nd_sub",
                   lambda: tf.tensor_scatter_nd_sub(tensor, vectors, updates),
                   lambda: pg.scatter_nd(tensor, vectors, updates, reduce="add",

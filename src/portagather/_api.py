@@ -22,6 +22,7 @@ from ._arrays import Unread, divided_mean, fill_array
 from ._deterministic import tree_scatter, tree_segments
 from ._errors import raise_first_bad
 from ._indices import IndexAccess, all_in_range, judge_ranges, normalize, resolve_default, to_wide
+from ._operands import check_empty_value, empty_value_kind
 from ._options import SEGMENT_SCATTERS
 from ._options import int_argument as _int_argument
 from ._plan import (
@@ -41,7 +42,7 @@ from ._routes import (
     segment_call,
 )
 from ._types import Array, IndexLike, Policy, Reduction, Scalar
-from .engines import Engine
+from .engines import Engine, engine_for
 from .engines.scatter import ScatterPromises
 
 
@@ -240,6 +241,7 @@ def segment_reduce(
     indices_are_sorted: object = False, bad_indices: object = "error",
     drop_negative: bool = False, with_count: bool = False, function: str,
     sorted_vector: bool = False, floating: bool = False, deterministic: object = False,
+    empty_value: object = None,
 ) -> Any:  # fmt: skip
     """The segment reduction `reduce` (one of :data:`SEGMENT_REDUCTIONS`, or ``"sqrt_n"``, the
     sum over its count's square root: TensorFlow's ``unsorted_segment_sqrt_n``, with
@@ -254,12 +256,29 @@ def segment_reduce(
     `floating` refuses integer data among the dtypes (TensorFlow's ``sqrt_n``). `function` is
     the caller's name, for the messages (``segment_sum``, ``tf.math.unsorted_segment_max``).
     `deterministic` orders a floating sum, mean or product (``_deterministic``).
+    `empty_value` is the value of an empty segment (the public functions' ``empty_value``;
+    TensorFlow's sorted max and min, 0), from the count of the same ids: its kind checked
+    first, its value against the result's dtype last (:func:`filled_empty`).
     """
+    empty_value_kind(empty_value)
+    counting = with_count or empty_value is not None
     route, data, ids = segment_call(
         data, segment_ids, num_segments, reduce, indices_are_sorted, bad_indices,
-        function, drop_negative, with_count, sorted_vector, floating, deterministic,
+        function, drop_negative, counting, sorted_vector, floating, deterministic,
     )  # fmt: skip
-    return segment_route(route, data, ids, with_count)
+    found = segment_route(route, data, ids, counting)
+    if empty_value is None:
+        return found
+    result, count = found
+    result = filled_empty(route.xp, result, count, empty_value)
+    return (result, count) if with_count else result
+
+
+def filled_empty(xp: Any, result: Any, count: Any, empty_value: object) -> Any:
+    """`result` (one value per segment) with `empty_value` (checked against its dtype) where
+    `count` (the rows per segment) is 0, by the engine (:meth:`Engine.filled_empty`)."""
+    fill = check_empty_value(xp, empty_value, result.dtype)
+    return engine_for(xp).filled_empty(result, count, fill)
 
 
 def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = False) -> Any:

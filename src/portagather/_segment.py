@@ -19,12 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import array_api_compat as aac
-
 from ._api import segment_reduce
-from ._operands import check_empty_value, empty_value_kind
 from ._options import SEGMENT_REDUCTIONS
-from .engines import engine_for
 
 __all__ = [
     "SEGMENT_REDUCTIONS",
@@ -46,26 +42,12 @@ def _reduced(
 ) -> Any:  # fmt: skip
     """``segment_<reduce>``, with `empty_value` in the empty segments where given (their
     count then comes from the same ids, made valid once for both), in one order where
-    `deterministic` (the sum, the mean and the product)."""
-    empty_value_kind(empty_value)
-    if empty_value is None:
-        return segment_reduce(
-            data, segment_ids, num_segments, reduce, indices_are_sorted=indices_are_sorted,
-            bad_indices=bad_indices, function=f"segment_{reduce}", deterministic=deterministic,
-        )  # fmt: skip
-    result, count = segment_reduce(
+    `deterministic` (the sum, the mean and the product): one core call."""
+    return segment_reduce(
         data, segment_ids, num_segments, reduce, indices_are_sorted=indices_are_sorted,
-        bad_indices=bad_indices, function=f"segment_{reduce}", with_count=True,
-        deterministic=deterministic,
+        bad_indices=bad_indices, function=f"segment_{reduce}", deterministic=deterministic,
+        empty_value=empty_value,
     )  # fmt: skip
-    return filled_empty(aac.array_namespace(result), result, count, empty_value)
-
-
-def filled_empty(xp: Any, result: Any, count: Any, empty_value: object) -> Any:
-    """`result` (one value per segment) with `empty_value` (checked against its dtype) where
-    `count` (the rows per segment) is 0."""
-    fill = check_empty_value(xp, empty_value, result.dtype)
-    return engine_for(xp).filled_empty(result, count, fill)
 
 
 #: What every segment reduction's docstring says of its parameters and its result, with the

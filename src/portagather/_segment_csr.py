@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ._api import segment_route
+from ._api import filled_empty, segment_route
 from ._arrays import device_for_new, searchsorted_positions
 from ._errors import raise_first_bad
 from ._indices import to_wide
@@ -18,7 +18,6 @@ from ._operands import check_empty_value
 from ._options import SEGMENT_REDUCTIONS
 from ._plan import Lengths, Offsets, SegmentsGiven, lengths_total_text, symbolic_size
 from ._routes import CsrRoute, csr_call
-from ._segment import filled_empty
 from ._segment_toolkit import (
     segment_argmax,
     segment_argmin,

@@ -17,7 +17,7 @@ from typing import Any
 import array_api_compat as aac
 import numpy as np
 
-from ._api import gather, segment_reduce
+from ._api import filled_empty, gather, segment_reduce
 from ._arrays import (
     device_for_new,
     divisor,
@@ -33,7 +33,6 @@ from ._operands import check_reduce_dtype, empty_value_kind, is_array, python_va
 from ._options import SEGMENT_SCATTERS, check_deterministic, int_argument
 from ._plan import plan_segments
 from ._routes import segment_call
-from ._segment import filled_empty
 from .engines import engine_for
 from .engines.scatter import ScatterPromises
 

@@ -410,24 +410,24 @@ def _sorted_reduction(
     data: Any, segment_ids: Any, reduce: str, function: str, deterministic: bool = False
 ) -> Any:
     """``tf.math.<function>``: the core's sorted reduction `reduce`; an empty segment of the
-    max or the min is 0 (so only those two ask the core for the count)."""
-    if reduce not in ("max", "min"):
-        return _sorted(data, segment_ids, reduce, function, False, deterministic)
-    result, count = _sorted(data, segment_ids, reduce, function)
-    return engine_for(namespace_of(result)).filled_empty(result, count, 0)
+    max or the min is 0 (the core's ``empty_value``; the others' empty segments are their
+    identity, 0 and 1, already)."""
+    empty = 0 if reduce in ("max", "min") else None
+    return _sorted(data, segment_ids, reduce, function, False, deterministic, empty)
 
 
 def _sorted(
     data: Any, segment_ids: Any, reduce: str, function: str, with_count: bool = True,
-    deterministic: bool = False,
+    deterministic: bool = False, empty_value: object = None,
 ) -> Any:  # fmt: skip
     """``(result, count)`` of a sorted segment reduction, as one checked call of the core:
     ids 1-d and sorted (checked where they can be read: ``sorted_vector``), ``max + 1``
     segments, negative ids an error; the count one per segment. Without `with_count`, the
-    result alone."""
+    result alone; `empty_value` the value of an empty segment."""
     return segment_reduce(
         data, segment_ids, None, reduce, indices_are_sorted=True, with_count=with_count,
         function=function, sorted_vector=True, deterministic=deterministic,
+        empty_value=empty_value,
     )  # fmt: skip
 
 
