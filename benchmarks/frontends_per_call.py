@@ -3,9 +3,9 @@
 Standalone: it times, on NumPy and PyTorch (CPU, one intra-op thread unless ``--threads``
 says more), each front end and the core call beside it, in interleaved rounds (each round
 times a batch of calls of every pair, in turn, after a few untimed calls of the pair), and
-prints the median time per call of each, the median of the rounds' ratios, and the ratio
-of the two fastest rounds (the steadier one where other work shares the CPU). Run it
-against two trees to compare them::
+prints the median time per call of each, the median of the rounds' ratios, and the ratio of
+the two fastest rounds (the steadier one where other work shares the CPU). Run it against
+two trees to compare them::
 
     PYTHONPATH=/path/to/old/src python benchmarks/frontends_per_call.py
     PYTHONPATH=src python benchmarks/frontends_per_call.py --rounds 31 --calls 300
@@ -13,24 +13,23 @@ against two trees to compare them::
 "The core call it makes" is the call into ``portagather._api`` (or the public function) that
 the front end hands its arguments to, with the same options: TensorFlow's and MindSpore's
 unsorted segment reductions ``segment_reduce(..., bad_indices="", drop_negative=True)``
-(``sqrt_n`` the core's private ``"sqrt_n"``, the sum divided by its count's root, and
-beside it the sum with its count; the mean of floats the core's mean), TensorFlow's sorted
-ones ``segment_reduce(..., None, indices_are_sorted=True, sorted_vector=True)`` (the max and
-the min with ``empty_value=0``, TensorFlow's value of an empty segment, and beside them the
-max and the min with their count, the core call before the core took ``empty_value``), ``tensor_scatter_nd_sub`` the add of ``scatter_nd`` under TensorFlow's
-default policy, PyTorch's ``segment_reduce`` ``segment_csr`` (``offsets=``; ``lengths=`` the
-core's checked call of them, which makes their offsets, and beside it ``segment_csr`` of
-those offsets), ``index_put`` the core's checked call of its tuple (``_routes.parts_call``,
-which stacks it, and the route's scatter), and beside it ``scatter_nd`` of the stacked
-index vectors, ``take_along_dim(dim=None)`` the core's gather from the flattened data at
-PyTorch's range, ``[0, n)`` (``_routes.flat_call`` of its operation, which flattens the
-arrays itself, and the route's ``_api.gather_route``; in a tree without it,
-``_api.run_gather`` of the flattened arrays, the call its front end made then), and beside
-it ``_api.run_gather`` of the flattened arrays and ``take_along_axis`` of them (whose range
-is ``[-n, n)``). ``pg.segment_sum`` is printed too,
-the public call the issue measured against. Every call is checked to return the core
-call's value before it is timed.
-"""
+(``sqrt_n`` the core's private ``"sqrt_n"``, the sum divided by its count's root, and beside
+it the sum with its count; the mean of floats the core's mean), TensorFlow's sorted ones
+``segment_reduce(..., None, indices_are_sorted=True, sorted_vector=True)`` (the max and the
+min with ``empty_value=0``, TensorFlow's value of an empty segment, and beside them the max
+and the min with their count, the core call before the core took ``empty_value``),
+``tensor_scatter_nd_sub`` the add of ``scatter_nd`` under TensorFlow's default policy,
+PyTorch's ``segment_reduce`` ``segment_csr`` (``offsets=``; ``lengths=`` the core's checked
+call of them, which makes their offsets, and beside it ``segment_csr`` of those offsets),
+``index_put`` the core's checked call of its tuple (``_routes.parts_call``, which stacks it,
+and the route's scatter), and beside it ``scatter_nd`` of the stacked index vectors,
+``take_along_dim(dim=None)`` the core's gather from the flattened data at PyTorch's range,
+``[0, n)`` (``_routes.flat_call`` of its operation, which flattens the arrays itself, and
+the route's ``_api.gather_route``; in a tree without it, ``_api.run_gather`` of the
+flattened arrays, the call its front end made then), and beside it ``_api.run_gather`` of
+the flattened arrays and ``take_along_axis`` of them (whose range is ``[-n, n)``).
+``pg.segment_sum`` is printed too, the public call the issue measured against. Every call is
+checked to return the core call's value before it is timed."""
 
 from __future__ import annotations
 

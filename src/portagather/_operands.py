@@ -345,6 +345,8 @@ _REAL_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
 def check_empty_value(xp: Any, empty_value: object, dtype: Any) -> Any:
     """The Python scalar that `empty_value` (of :func:`empty_value_kind`) stands for,
     checked against the result's `dtype` as ``fill_value`` is (:func:`check_fill_value`)."""
+    if type(empty_value) is int and empty_value == 0:  # (TensorFlow's sorted max and min)
+        return 0  # every dtype a segment reduction returns (numbers, bool) holds it exactly
     empty_value_kind(empty_value)
     value = empty_value.item() if isinstance(empty_value, np.generic) else empty_value
     return _fitted(xp, value, empty_value, dtype, "empty_value", "result")
