@@ -632,6 +632,19 @@ def casts_safely(xp: Any, source: Any, target: Any) -> bool:
 _NAMESPACES: dict[type, Any] = {}
 
 
+def namespace_of(x: Any) -> Any:
+    """The namespace of the array `x` (``array_namespace``), kept per array type in
+    :data:`_NAMESPACES` (the checks' and the front ends', for their steps on the core's
+    result), but array-api-strict's, whose namespace follows its flags."""
+    kind = type(x)
+    xp = _NAMESPACES.get(kind)
+    if xp is None:
+        xp = aac.array_namespace(x)
+        if not aac.is_array_api_strict_namespace(xp):  # its namespace follows its flags
+            _NAMESPACES[kind] = xp
+    return xp
+
+
 def namespace_name(x: Any) -> str:
     module = type(x).__module__.split(".")[0]
     return {"jaxlib": "jax", "array_api_strict": "array_api_strict"}.get(module, module)
@@ -669,10 +682,7 @@ class _Pair:
         data_is_array, index_is_array = is_array(data), is_array(indices)
         if data_is_array and index_is_array:
             if type(data) is type(indices):
-                xp = aac.array_namespace(data)
-                if not aac.is_array_api_strict_namespace(xp):  # its namespace follows flags
-                    _NAMESPACES[type(data)] = xp
-                return xp
+                return namespace_of(data)
             data_ns, index_ns = aac.array_namespace(data), aac.array_namespace(indices)
             if data_ns is not index_ns:
                 msg = (

@@ -15,7 +15,8 @@ import array_api_compat as aac
 import numpy as np
 
 from .._api import segment_reduce
-from .._operands import namespace_name, python_values, shown
+from .._arrays import dtype_kind
+from .._operands import namespace_name, namespace_of, python_values, shown
 from .._plan import GatherPlan, plan_gather, plan_gather_nd
 from .._routes import Operation
 
@@ -59,20 +60,31 @@ def as_int(value: Any) -> Any:
         return value
 
 
-def namespace_of(x: Any) -> Any:
-    """The namespace of the array `x` (``array_namespace``), kept per array type, for a front
-    end's steps on the core's result (not array-api-strict's, whose namespace follows its
-    flags)."""
-    kind = type(x)
-    xp = _NAMESPACES.get(kind)
-    if xp is None:
-        xp = aac.array_namespace(x)
-        if not aac.is_array_api_strict_namespace(xp):
-            _NAMESPACES[kind] = xp
-    return xp
+def floating_array(data: Any) -> bool:
+    """Whether the array `data` has a floating or complex dtype (False for a namespace the
+    core refuses, whose own checks then name it), kept per array type and dtype."""
+    key: tuple[type, Any] | None = (type(data), data.dtype)
+    try:
+        found = _FLOATING.get(key)  # type: ignore[arg-type]
+    except TypeError:  # a dtype that cannot be hashed
+        found, key = None, None
+    if found is None:
+        try:
+            kind = dtype_kind(namespace_of(data), data.dtype)
+        except (AttributeError, TypeError, ValueError):  # a namespace the core refuses
+            kind = None
+        found = kind in ("real floating", "complex floating")
+        if key is not None:
+            _FLOATING[key] = found
+    return found
 
 
-_NAMESPACES: dict[type, Any] = {}
+#: Whether an array type's dtype is floating, per (array type, dtype). Why: the front ends
+#: whose core call depends on it (TensorFlow's means, PyTorch's ``segment_reduce``) ask on
+#: every call, and ``dtype_kind`` asks the namespace's ``isdtype``, several lookups through
+#: array_api_compat (benchmarks/RESULTS.md, "The memo tables of the checks"). Bound: the
+#: array types and dtypes a program passes, a few dozen.
+_FLOATING: dict[tuple[type, Any], bool] = {}
 
 
 # -- the scatters' helpers ------------------------------------------------------------------
@@ -115,6 +127,9 @@ def ways_out(front_end: str, core: str, policy: str | None = None) -> dict[str, 
     return ways
 
 
+#: The ways out of each front end's renamed errors, per (front end, core function, policy
+#: argument). Why: built from names, the same for every call, and a share of a small call
+#: when made per call. Bound: one per front end.
 _WAYS: dict[tuple[str, str, str | None], dict[str, str]] = {}
 
 
@@ -252,6 +267,7 @@ def unsorted_segment(
         )  # fmt: skip
 
 
+#: No argument to rename (a front end whose names are the core's): never written.
 _NO_RENAMES: dict[str, str] = {}
 
 

@@ -50,9 +50,9 @@ import numpy as np
 
 from .._api import segment_reduce
 from .._arrays import divided_mean, divisor, dtype_kind, mean_division
-from .._operands import is_array
+from .._operands import is_array, namespace_of
 from ..engines import engine_for
-from ._common import namespace_of, unsorted_segment
+from ._common import floating_array, unsorted_segment
 
 __all__ = [
     "segment_max",
@@ -233,26 +233,10 @@ def _unsorted_mean(
 
 def _floating(data: Any) -> bool:
     """Whether `data` is an array of a floating or complex dtype, whose TensorFlow mean is
-    the core's (the same checks and messages as the sum's), kept per array type and
-    dtype."""
-    dtype = getattr(data, "dtype", None)
-    if dtype is None or isinstance(data, np.generic):  # (a NumPy scalar is a Python value)
-        return False
-    key = (type(data), dtype)
-    try:
-        found = _FLOATING.get(key)
-    except TypeError:  # a dtype that cannot be hashed
-        return False
-    if found is None:
-        try:
-            kind = dtype_kind(namespace_of(data), dtype) if is_array(data) else None
-        except (AttributeError, TypeError, ValueError):  # a namespace the core refuses
-            kind = None
-        found = _FLOATING[key] = kind in ("real floating", "complex floating")
-    return found
-
-
-_FLOATING: dict[tuple[type, Any], bool] = {}
+    the core's (the same checks and messages as the sum's)."""
+    if getattr(data, "dtype", None) is None or isinstance(data, np.generic) or not is_array(data):
+        return False  # (a NumPy scalar is a Python value)
+    return floating_array(data)
 
 
 def _float_division(xp: Any, total: Any) -> tuple[str, Any] | None:
@@ -274,6 +258,9 @@ def _float_division(xp: Any, total: Any) -> tuple[str, Any] | None:
     return division
 
 
+#: How TensorFlow's integer mean of a namespace and dtype divides in floats, or None. Why:
+#: every integer mean asks, and ``mean_division`` asks the namespace's dtype functions.
+#: Bound: the namespaces and integer dtypes a program uses.
 _FLOAT_DIVISIONS: dict[tuple[Any, Any], tuple[str, Any] | None] = {}
 
 

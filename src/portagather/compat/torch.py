@@ -55,7 +55,7 @@ import numpy as np
 from .. import _api
 from .._arrays import dtype_kind, dtype_name, per_segment, reduction_identity
 from .._errors import BadIndex
-from .._operands import check_python_values, is_array, python_values
+from .._operands import check_python_values, is_array, namespace_of, python_values
 from .._options import SEGMENT_REDUCTIONS, int_argument, one_of
 from .._plan import GatherPlan, SegmentsGiven, plan_gather, plan_gather_d
 from .._routes import (
@@ -72,7 +72,7 @@ from .._types import Reduction
 from ._common import (
     _RENAMED_TYPES,
     as_int,
-    namespace_of,
+    floating_array,
     plan_gather_nd_from_end,
     renamed,
     torch_deterministic,
@@ -648,6 +648,10 @@ def _form(lengths: bool, axis: Any, reduce: str) -> SegmentsGiven:
     return form
 
 
+#: The core's form of each ``segment_reduce`` call form. Why: the form is part of the call's
+#: key, and one object per form keys by identity at one lookup, where a new record per call
+#: would hash its fields each time. Bound: two forms (offsets, lengths) x the axes and
+#: reductions a program uses.
 _FORMS: dict[tuple[Any, ...], SegmentsGiven] = {}
 
 
@@ -690,24 +694,11 @@ def _reduced(
 
 
 def _floating(data: Any) -> bool:
-    """Whether `data` is floating or complex (an array's dtype, kept per type and dtype;
-    Python values as NumPy reads them, whose kind the core's array keeps)."""
+    """Whether `data` is floating or complex (an array's dtype; Python values as NumPy reads
+    them, whose kind the core's array keeps)."""
     if not is_array(data):
         try:
             return python_values(data, "data", text=True).dtype.kind in "fc"
         except (TypeError, ValueError):  # (the core's checks name it)
             return False
-    key: tuple[type, Any] | None = (type(data), data.dtype)
-    try:
-        found = _FLOATING.get(key)  # type: ignore[arg-type]
-    except TypeError:  # a dtype that cannot be hashed
-        found, key = None, None
-    if found is None:
-        kind = dtype_kind(namespace_of(data), data.dtype)
-        found = kind in ("real floating", "complex floating")
-        if key is not None:
-            _FLOATING[key] = found
-    return found
-
-
-_FLOATING: dict[tuple[type, Any], bool] = {}
+    return floating_array(data)

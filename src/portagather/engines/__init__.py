@@ -16,6 +16,9 @@ from .base import Engine
 
 __all__ = ["KEYED_ENGINES", "Engine", "engine_for"]
 
+#: The engine of each namespace, by its id: one per namespace, made when its first array
+#: arrives (a namespace is a module, alive as long as the program, so its id is never
+#: another's). Why: a route keeps its engine, and a call without a route asks for it.
 _ENGINES: dict[int, Engine] = {}
 
 #: The engine of each array type whose calls are keyed (``Engine.array_type``, read by
