@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ._arrays import Unread, divided_mean, fill_array
+from ._arrays import Unread, fill_array
 from ._deterministic import tree_scatter, tree_segments
 from ._errors import raise_first_bad
 from ._indices import IndexAccess, all_in_range, judge_ranges, normalize, resolve_default, to_wide
@@ -323,12 +323,10 @@ def segment_route(route: SegmentRoute, data: Any, ids: Any, with_count: bool = F
         result = _enforce_too_large(route, scatters, access, ids, result)
     if route.reduce == "mean":
         # A traced total's divisor is gathered: one rounding under jit, as in eager calls.
-        if route.engine.index_access(result) == "trace":
-            result = divided_mean(
-                route.xp, result, count, route.division, route.division_dtype, gathered=True
-            )
-        else:
-            result = route.engine.divided_mean(result, count, route.division, route.division_dtype)
+        traced = route.engine.index_access(result) == "trace"
+        result = route.engine.divided_mean(
+            result, count, route.division, route.division_dtype, gathered=traced
+        )
     elif route.reduce == "sqrt_n":
         result = route.engine.divided_by_root(result, count)
     return (result, count) if with_count else result

@@ -492,10 +492,13 @@ def _itemsize(dtype: Any) -> int:
         return 8
 
 
-def read_num_segments(xp: Any, engine: Engine, ids: Any, access: Any, data: Any) -> int:
+def read_num_segments(
+    xp: Any, engine: Engine, ids: Any, access: Any, data: Any, checked: int | None = None
+) -> int:  # fmt: skip
     """`num_segments=None`: max(segment_ids) + 1, read now (0 for no ids), and checked as a
     given one is (:func:`check_num_segments`), since an array of that many rows beside
-    `data` must exist too."""
+    `data` must exist too; but not where it is `checked`, the count a route of this call's
+    signature (so of data of this shape, dtype and device) was made for."""
     if access != "now":
         msg = (
             "num_segments=None reads max(segment_ids) + 1, which cannot be read when the "
@@ -507,8 +510,9 @@ def read_num_segments(xp: Any, engine: Engine, ids: Any, access: Any, data: Any)
         return 0
     wide = to_wide(xp, ids, engine.wide_index_dtype(ids), None, False)
     count = max(0, engine.value_range(wide)[1] + 1)
-    read = "num_segments=None, read as max(segment_ids) + 1,"
-    check_num_segments(count, xp, engine, data, len(ids.shape), read)
+    if count != checked:
+        read = "num_segments=None, read as max(segment_ids) + 1,"
+        check_num_segments(count, xp, engine, data, len(ids.shape), read)
     return count
 
 

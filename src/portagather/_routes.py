@@ -696,13 +696,14 @@ def _read_count_route(
 ) -> tuple[SegmentRoute, Any, Any]:  # fmt: skip
     """:func:`segment_call`'s answer for a signature with ``num_segments=None`` whose checks
     ran before (`kept`: the route of the count that call read): the checks the ids' values
-    decide, in the checked call's order (sorted, where `sorted_vector`; then the count read
-    from them), and the route of that count, which is the route of the same call with the
+    decide, in the checked call's order (sorted, where `sorted_vector`; then the count the
+    ids give), and the route of that count, which is the route of the same call with the
     count given, kept by its own key (every check it makes has passed for this signature)."""
     xp, engine = kept.xp, kept.engine
     if sorted_vector:
         check_sorted_vector(xp, engine, segment_ids, function)
-    count = read_num_segments(xp, engine, segment_ids, engine.index_access(segment_ids), data)
+    access = engine.index_access(segment_ids)
+    count = read_num_segments(xp, engine, segment_ids, access, data, kept.num_segments)
     if count == kept.num_segments:
         return kept, data, segment_ids
     return segment_call(

@@ -234,8 +234,8 @@ def _unsorted_mean(
 def _floating(data: Any) -> bool:
     """Whether `data` is an array of a floating or complex dtype, whose TensorFlow mean is
     the core's (the same checks and messages as the sum's)."""
-    if getattr(data, "dtype", None) is None or isinstance(data, np.generic) or not is_array(data):
-        return False  # (a NumPy scalar is a Python value)
+    if isinstance(data, np.generic) or not is_array(data):  # (a NumPy scalar: a Python value)
+        return False
     return floating_array(data)
 
 

@@ -27,6 +27,15 @@ from .tree import bit_length, tree_partials
 INT32_MAX = 2**31 - 1
 
 
+def along_rows(count: Any, like: Any) -> Any:
+    """`count` (one value per segment, of ``like.shape[:count.ndim]``) with a unit axis for
+    each inner axis of `like`, so that it broadcasts against `like` along its leading axes:
+    by the array's own ``reshape`` (NumPy's and PyTorch's engines: without the namespace
+    wrapper's call, which a small segment call pays as much as for its reduction)."""
+    inner = like.ndim - count.ndim
+    return count.reshape((*count.shape, *(1,) * inner)) if inner else count
+
+
 class Engine:
     """The generic engine: every step written against the array API standard."""
 
@@ -181,12 +190,15 @@ class Engine:
         inner = total.ndim - count.ndim
         return total / (xp.reshape(root, (*count.shape, *(1,) * inner)) if inner else root)
 
-    def divided_mean(self, total: Any, count: Any, division: str, divide_in: Any) -> Any:
-        """`total` (a segment sum, eager) over `count` (its rows per segment) as
+    def divided_mean(
+        self, total: Any, count: Any, division: str, divide_in: Any, gathered: bool = False
+    ) -> Any:  # fmt: skip
+        """`total` (a segment sum) over `count` (its rows per segment) as
         :func:`~.._arrays.divided_mean` divides it (`division` in dtype `divide_in`, as
-        :func:`~.._arrays.mean_division` says): the core's mean, by the namespace's functions
-        here; an engine may divide by its own with the same bits."""
-        return divided_mean(self.xp, total, count, division, divide_in)
+        :func:`~.._arrays.mean_division` says; `gathered` where the call is traced): the
+        core's mean, by the namespace's functions here; an engine may divide an eager mean
+        by its own with the same bits."""
+        return divided_mean(self.xp, total, count, division, divide_in, gathered)
 
     def filled_empty(self, result: Any, count: Any, fill: Any) -> Any:
         """`result` (one value per segment) with `fill` (a Python scalar its dtype holds

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._indices import Components, flat_positions
 from .._plan import GatherPlan
-from .base import Engine, position_bytes, winning_positions
+from .base import Engine, along_rows, position_bytes, winning_positions
 from .scatter import NO_PROMISES, ScatterPromises, rows_hold_no_duplicate
 
 
@@ -44,20 +44,18 @@ class NumPyEngine(Engine):
     def divided_by_root(self, total: Any, count: Any) -> Any:
         """As the generic one, by NumPy's own functions (the namespace's, without the
         wrapper's cost per call: a small call of TensorFlow's ``sqrt_n`` pays for each)."""
-        root = np.sqrt(np.maximum(count, 1).astype(total.dtype))
-        inner = total.ndim - count.ndim
-        return total / (root.reshape((*count.shape, *(1,) * inner)) if inner else root)
+        return total / along_rows(np.sqrt(np.maximum(count, 1).astype(total.dtype)), total)
 
-    def divided_mean(self, total: Any, count: Any, division: str, divide_in: Any) -> Any:
-        """A mean in the data's own dtype (``"plain"``) by NumPy's own functions, as
+    def divided_mean(
+        self, total: Any, count: Any, division: str, divide_in: Any, gathered: bool = False
+    ) -> Any:  # fmt: skip
+        """An eager mean in the data's own dtype (``"plain"``) by NumPy's own functions, as
         :meth:`divided_by_root` (the same steps as the generic one: the count at least 1,
         cast to the dtype, divides along the inner axes by broadcasting); the others by the
         generic one."""
-        if division != "plain":
-            return super().divided_mean(total, count, division, divide_in)
-        divisor = np.maximum(count, 1).astype(total.dtype)
-        inner = total.ndim - count.ndim
-        return total / (divisor.reshape((*count.shape, *(1,) * inner)) if inner else divisor)
+        if division != "plain" or gathered:
+            return super().divided_mean(total, count, division, divide_in, gathered)
+        return total / along_rows(np.maximum(count, 1).astype(total.dtype), total)
 
     def full(self, shape: tuple[int, ...], value: float, dtype: Any, like: Any) -> Any:
         # np.full costs four times np.empty and an in-place fill on a small array.
@@ -207,10 +205,7 @@ class NumPyEngine(Engine):
         # NumPy's where of the fill as a scalar of the result's dtype, the mask shaped along
         # the leading axes: without the namespace wrapper's where, full_like and broadcast,
         # which a small segment call pays as much as for its reduction.
-        empty = count == 0
-        if result.ndim > count.ndim:
-            empty = empty.reshape(count.shape + (1,) * (result.ndim - count.ndim))
-        return np.where(empty, result.dtype.type(fill), result)
+        return np.where(along_rows(count == 0, result), result.dtype.type(fill), result)
 
     def fill(self, result: Any, keep: Any, fill: Any) -> Any:
         np.copyto(result, fill, where=~keep)  # the result is new: fill it in place

@@ -17,7 +17,7 @@ from .._errors import BadIndex
 from .._indices import Components, IndexAccess
 from .._plan import GatherPlan
 from ._torch_private import batched_by_vmap
-from .base import Engine
+from .base import Engine, along_rows
 from .scatter import ScatterPromises, rows_hold_no_duplicate
 from .torch_scatter import SIGNED_TWIN, TORCH_REDUCE, compiling, scatter_along
 
@@ -61,25 +61,23 @@ class TorchEngine(Engine):
     def divided_by_root(self, total: Any, count: Any) -> Any:
         """As the generic one, by the tensors' own methods (the namespace's, without the
         wrapper's cost per call: a small call of TensorFlow's ``sqrt_n`` pays for each)."""
-        root = count.clamp(min=1).to(total.dtype).sqrt()
-        inner = total.ndim - count.ndim
-        return total / (root.reshape((*count.shape, *(1,) * inner)) if inner else root)
+        return total / along_rows(count.clamp(min=1).to(total.dtype).sqrt(), total)
 
     def flattened(self, x: Any) -> Any:
         # The array's own ravel (reshape(-1)'s values, a view where it can be), without the
         # namespace wrapper's call, which costs a small call more than the ravel.
         return x.ravel()
 
-    def divided_mean(self, total: Any, count: Any, division: str, divide_in: Any) -> Any:
-        """A mean in the data's own dtype (``"plain"``) by the tensors' own methods, as
+    def divided_mean(
+        self, total: Any, count: Any, division: str, divide_in: Any, gathered: bool = False
+    ) -> Any:  # fmt: skip
+        """An eager mean in the data's own dtype (``"plain"``) by the tensors' own methods, as
         :meth:`divided_by_root` (the generic one's steps: the count at least 1, cast to the
         dtype, divides along the inner axes by broadcasting); the others by the generic
         one."""
-        if division != "plain":
-            return super().divided_mean(total, count, division, divide_in)
-        divisor = count.clamp(min=1).to(total.dtype)
-        inner = total.ndim - count.ndim
-        return total / (divisor.reshape((*count.shape, *(1,) * inner)) if inner else divisor)
+        if division != "plain" or gathered:
+            return super().divided_mean(total, count, division, divide_in, gathered)
+        return total / along_rows(count.clamp(min=1).to(total.dtype), total)
 
     def filled_empty(self, result: Any, count: Any, fill: Any) -> Any:
         # The tensor's own masked_fill, out of place (a max's or min's backward reads its
@@ -87,10 +85,7 @@ class TorchEngine(Engine):
         # where, full_like and broadcast. It has no kernels for uint16/32/64.
         if result.dtype in SIGNED_TWIN:
             return super().filled_empty(result, count, fill)
-        empty = count == 0
-        if result.ndim > count.ndim:
-            empty = empty.reshape((*count.shape, *(1,) * (result.ndim - count.ndim)))
-        return result.masked_fill(empty, fill)
+        return result.masked_fill(along_rows(count == 0, result), fill)
 
     def route_keys(self, arrays: tuple[Any, ...]) -> Any:
         # Under torch.compile every call is traced anew: Dynamo keeps its own guards.
